@@ -1,0 +1,170 @@
+"""δ of D-DP-PM for a whole ε grid: observers, adjacent data sets and own-randomness realisations.
+
+Spec §6: for every observer agent ``i`` and every adjacent candidate ``X'`` (one row of an agent
+``j ≠ i`` changed, §6.2), the observer's view conditioned on its own randomness is Gaussian (eq. 29)
+under both ``X`` and ``X'``. The covariance does not depend on the realised own randomness, only the
+mean does (§6.5), so ``Σ₁`` is factorised once per observer and ``(Σ₁, Σ₂)`` diagonalised once per
+candidate; every ε and every realisation then costs O(N). The reported δ is, for each ε, the mean
+over ``R_δ`` realisations (with its standard error, §6.7) at the worst (observer, candidate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ddppm.algorithms import DDPPMParams
+from ddppm.errors import ConfigError, PrivacyError
+from ddppm.privacy import DEFAULT_RANK_RTOL, SupportBasis, deltas_from_pair, diagonalize
+from ddppm.problem import DistributedProblem
+from ddppm.release import ReducedReleaseModel, reduction_basis
+from ddppm.seeds import seed_sequence
+
+CANDIDATE_KINDS = ("zero", "plus", "minus")
+
+
+@dataclass(frozen=True)
+class AccountantSettings:
+    """Choices the paper leaves open (spec §6), with the project's defaults."""
+
+    view: str = "network"
+    rank_mode: str = "support"
+    rank_rtol: float = DEFAULT_RANK_RTOL
+    candidate_rows: int = 1
+    candidate_kinds: tuple[str, ...] = CANDIDATE_KINDS
+    observers: tuple[int, ...] | None = None
+    realisations: int = 8
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        unknown = set(self.candidate_kinds) - set(CANDIDATE_KINDS)
+        if unknown:
+            raise ConfigError(f"privacy.candidates.kinds: unknown {sorted(unknown)}; use {CANDIDATE_KINDS}")
+        if self.realisations < 1:
+            raise ConfigError("privacy.realisations must be >= 1")
+        if self.candidate_rows < 1:
+            raise ConfigError("privacy.candidates.rows must be >= 1")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An adjacent data set: row ``row`` (local index) of agent ``agent`` replaced by ``new_row``."""
+
+    agent: int
+    row: int
+    kind: str
+    new_row: np.ndarray = field(compare=False)
+
+
+def candidate_rows(problem: DistributedProblem, agent: int, count: int) -> list[int]:
+    """Local indices of the ``count`` largest-norm rows of ``X_agent``."""
+    norms = np.linalg.norm(problem.blocks[agent], axis=1)
+    return [int(r) for r in np.argsort(-norms, kind="stable")[:count]]
+
+
+def adjacent_candidates(problem: DistributedProblem, agent: int, settings: AccountantSettings) -> list[Candidate]:
+    """Spec §6.2: the largest-norm rows of ``X_j`` replaced by 0, or moved by distance 1 along
+    ±(top right singular vector of X) and projected back onto the unit ball (``||x − x'|| ≤ 1``)."""
+    _, _, vt = np.linalg.svd(problem.X, full_matrices=False)
+    direction = vt[0]
+    out = []
+    for r in candidate_rows(problem, agent, settings.candidate_rows):
+        x = problem.blocks[agent][r]
+        for kind in settings.candidate_kinds:
+            if kind == "zero":
+                new = np.zeros_like(x)
+            else:
+                new = x + (direction if kind == "plus" else -direction)
+                new = new / max(1.0, float(np.linalg.norm(new)))
+            out.append(Candidate(agent=agent, row=r, kind=kind, new_row=new))
+    return out
+
+
+def apply_candidate(problem: DistributedProblem, candidate: Candidate) -> DistributedProblem:
+    """The adjacent problem ``X'``."""
+    blocks = list(problem.blocks)
+    changed = blocks[candidate.agent].copy()
+    changed[candidate.row] = candidate.new_row
+    blocks[candidate.agent] = changed
+    return problem.with_blocks(tuple(blocks))
+
+
+def check_epsilons(eps: np.ndarray) -> np.ndarray:
+    eps = np.atleast_1d(np.asarray(eps, float))
+    if eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps <= 0):
+        raise PrivacyError(f"epsilons must be finite and > 0, got {eps.tolist()}; fix the config key `epsilons`")
+    return eps
+
+
+def own_randomness(problem: DistributedProblem, params: DDPPMParams, observer: int, settings: AccountantSettings) -> np.ndarray:
+    """``R_δ`` seeded realisations of ``[q_i^(0); p_i^(1..T)]`` (rows), the observer's own randomness."""
+    rng = np.random.default_rng(seed_sequence(settings.seed, "own-randomness", observer))
+    n_i = int(problem.sizes[observer])
+    sd = np.concatenate([[params.sigma_q], params.sigmas])
+    z = rng.standard_normal((params.T + 1, n_i, settings.realisations))
+    return (sd[:, None, None] * z).reshape((params.T + 1) * n_i, settings.realisations)
+
+
+@dataclass
+class DeltaResult:
+    """δ over an ε grid at the worst (observer, candidate), plus every pair's values in ``pairs``."""
+
+    eps: np.ndarray
+    delta: np.ndarray
+    delta_se: np.ndarray
+    delta_max: np.ndarray
+    delta_upper: np.ndarray
+    worst: list[dict]
+    pairs: pd.DataFrame
+
+
+def evaluate_delta(
+    problem: DistributedProblem, params: DDPPMParams, eps: np.ndarray, settings: AccountantSettings | None = None
+) -> DeltaResult:
+    """δ(ε) of Algorithm 1 with parameters ``params`` on ``problem`` for every ε (spec §6)."""
+    settings = settings or AccountantSettings()
+    eps = check_epsilons(eps)
+    observers = range(problem.m) if settings.observers is None else settings.observers
+    candidates = [c for j in range(problem.m) for c in adjacent_candidates(problem, j, settings)]
+    extra = {j: sorted({c.row for c in candidates if c.agent == j}) for j in range(problem.m)}
+    bases = reduction_basis(problem, extra)
+    sigmas = params.sigmas
+    base_model = ReducedReleaseModel(problem, params.alpha, params.T, bases)
+    adjacent_models = {c: ReducedReleaseModel(apply_candidate(problem, c), params.alpha, params.T, bases) for c in candidates}
+    records = []
+    for i in observers:
+        law1 = base_model.conditional_law(params.sigma_q, sigmas, i, settings.view)
+        own = base_model.project_own(i, own_randomness(problem, params, i, settings))
+        mean1 = law1.mean_map @ own
+        support = SupportBasis.of_factor(law1.factor, settings.rank_rtol)
+        for cand in candidates:
+            if cand.agent == i:
+                continue
+            law2 = adjacent_models[cand].conditional_law(params.sigma_q, sigmas, i, settings.view)
+            pair = diagonalize(support, law1.factor, law2.factor, settings.rank_mode)
+            tails = deltas_from_pair(pair, mean1 - law2.mean_map @ own, eps)
+            R = tails.delta.shape[1]
+            for e_idx, e in enumerate(eps):
+                records.append({
+                    "observer": i, "agent": cand.agent, "row": cand.row, "kind": cand.kind, "eps": e,
+                    "delta_mean": tails.delta[e_idx].mean(),
+                    "delta_se": tails.delta[e_idx].std(ddof=1) / np.sqrt(R) if R > 1 else np.nan,
+                    "delta_max": tails.delta[e_idx].max(),
+                    "delta_upper_mean": tails.upper[e_idx].mean(),
+                    "delta_lower_mean": tails.lower[e_idx].mean(),
+                    "singular": pair.singular or "",
+                })
+    pairs = pd.DataFrame.from_records(records)
+    worst_idx = pairs.groupby("eps", sort=False)["delta_mean"].idxmax()
+    worst = pairs.loc[worst_idx.to_numpy()].reset_index(drop=True)
+    return DeltaResult(
+        eps=eps,
+        delta=worst["delta_mean"].to_numpy(),
+        delta_se=worst["delta_se"].to_numpy(),
+        delta_max=pairs.groupby("eps", sort=False)["delta_max"].max().to_numpy(),
+        delta_upper=pairs.groupby("eps", sort=False)["delta_upper_mean"].max().to_numpy(),
+        worst=worst[["observer", "agent", "row", "kind"]].to_dict("records"),
+        pairs=pairs,
+    )
