@@ -17,7 +17,7 @@ import pandas as pd
 
 from ddppm.algorithms import DDPPMParams
 from ddppm.errors import ConfigError, PrivacyError
-from ddppm.privacy import DEFAULT_RANK_RTOL, SupportBasis, deltas_from_pair, diagonalize
+from ddppm.privacy import DEFAULT_RANK_RTOL, SupportBasis, deltas_from_pair, diagonalize, kl_divergence
 from ddppm.problem import DistributedProblem
 from ddppm.release import ReducedReleaseModel, reduction_basis
 from ddppm.seeds import seed_sequence
@@ -120,10 +120,21 @@ class DeltaResult:
     pairs: pd.DataFrame
 
 
+PairKey = tuple[int, int, int, str]  # (observer, agent, row, kind)
+
+
 def evaluate_delta(
-    problem: DistributedProblem, params: DDPPMParams, eps: np.ndarray, settings: AccountantSettings | None = None
+    problem: DistributedProblem,
+    params: DDPPMParams,
+    eps: np.ndarray,
+    settings: AccountantSettings | None = None,
+    only_pairs: set[PairKey] | None = None,
 ) -> DeltaResult:
-    """δ(ε) of Algorithm 1 with parameters ``params`` on ``problem`` for every ε (spec §6)."""
+    """δ(ε) of Algorithm 1 with parameters ``params`` on ``problem`` for every ε (spec §6).
+
+    ``only_pairs`` restricts the (observer, candidate) pairs, e.g. to the worst few during a grid search;
+    the worst case over a subset can only be smaller, so a full evaluation must confirm any choice.
+    """
     settings = settings or AccountantSettings()
     eps = check_epsilons(eps)
     observers = range(problem.m) if settings.observers is None else settings.observers
@@ -140,11 +151,13 @@ def evaluate_delta(
         mean1 = law1.mean_map @ own
         support = SupportBasis.of_factor(law1.factor, settings.rank_rtol)
         for cand in candidates:
-            if cand.agent == i:
+            if cand.agent == i or (only_pairs is not None and (i, cand.agent, cand.row, cand.kind) not in only_pairs):
                 continue
             law2 = adjacent_models[cand].conditional_law(params.sigma_q, sigmas, i, settings.view)
             pair = diagonalize(support, law1.factor, law2.factor, settings.rank_mode)
-            tails = deltas_from_pair(pair, mean1 - law2.mean_map @ own, eps)
+            delta_mu = mean1 - law2.mean_map @ own
+            tails = deltas_from_pair(pair, delta_mu, eps)
+            kl = float(np.mean(kl_divergence(pair, delta_mu))) if pair.singular is None else np.inf
             R = tails.delta.shape[1]
             for e_idx, e in enumerate(eps):
                 records.append({
@@ -154,6 +167,7 @@ def evaluate_delta(
                     "delta_max": tails.delta[e_idx].max(),
                     "delta_upper_mean": tails.upper[e_idx].mean(),
                     "delta_lower_mean": tails.lower[e_idx].mean(),
+                    "kl_mean": kl,
                     "singular": pair.singular or "",
                 })
     pairs = pd.DataFrame.from_records(records)

@@ -27,7 +27,7 @@ RANK_MODES = ("support", "paper")
 DEFAULT_RANK_RTOL = 1e-22
 _S_CAP = 1e8
 _GRID_POINTS = 160
-_GOLDEN_STEPS = 60
+_GOLDEN_STEPS = 40
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def diagonalize(support: SupportBasis, F1: np.ndarray, F2: np.ndarray, rank_mode
     if rank_mode == "support":
         V0 = support.V0
         if V0.shape[1]:
-            outside = float(np.linalg.norm(V0.T @ F2, 2)) ** 2
+            outside = float(np.sum((V0.T @ F2) ** 2))  # Frobenius² ≥ largest eigenvalue: conservative
             if outside > support.rtol * support.lam_max:
                 singular = (
                     "the adjacent data set's release law has mass outside the original law's support "
@@ -194,12 +194,13 @@ def log_delta_tail(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray, sign: int)
     c, d = b - ratio * (b - a), a + ratio * (b - a)
     fc, fd = objective(c), objective(d)
     for _ in range(_GOLDEN_STEPS):
-        left = fc < fd
-        b = np.where(left, d, b)
-        a = np.where(left, a, c)
-        c_new, d_new = b - ratio * (b - a), a + ratio * (b - a)
+        left = fc < fd  # minimiser in [a, d] (old c becomes d) or in [c, b] (old d becomes c)
+        a, b = np.where(left, a, c), np.where(left, d, b)
+        c_new = np.where(left, b - ratio * (b - a), d)
+        d_new = np.where(left, c, a + ratio * (b - a))
+        f_probe = objective(np.where(left, c_new, d_new))
+        fc, fd = np.where(left, f_probe, fd), np.where(left, fc, f_probe)
         c, d = c_new, d_new
-        fc, fd = objective(c), objective(d)
     refined = np.minimum(np.minimum(fc, fd), np.min(grid_obj, axis=0))
     return np.minimum(refined, 0.0)
 
@@ -229,6 +230,14 @@ def deltas_from_pair(pair: GaussianPair, delta_mu: np.ndarray, eps: np.ndarray) 
     return TailDeltas(delta=np.minimum(1.0, upper + lower), upper=upper, lower=lower)
 
 
+def kl_divergence(pair: GaussianPair, delta_mu: np.ndarray) -> np.ndarray:
+    """``KL(P‖Q) = K'(0) = ½ Σ_k [1/γ_k − 1 + w_k²/γ_k + ln γ_k]`` per realisation (``inf`` off-support)."""
+    w, outside = pair.coordinates(delta_mu)
+    gamma = 1 + pair.beta
+    kl = 0.5 * (np.sum(1 / gamma - 1 + np.log(gamma)) + (w**2 / gamma[:, None]).sum(axis=0))
+    return np.where(outside, np.inf, kl)
+
+
 def renyi_divergence(
     mu1: np.ndarray,
     cov1: np.ndarray,
@@ -249,8 +258,7 @@ def renyi_divergence(
     w, outside = pair.coordinates(np.atleast_1d(mu1 - mu2).astype(float))
     if pair.singular is not None or outside[0]:
         return float("inf")
-    w2 = w[:, 0] ** 2
-    gamma = 1 + pair.beta
     if order == 1:
-        return float(0.5 * np.sum(1 / gamma - 1 + w2 / gamma + np.log(gamma)))
+        return float(kl_divergence(pair, np.atleast_1d(mu1 - mu2).astype(float))[0])
+    w2 = w[:, 0] ** 2
     return float(cgf(np.array([order - 1.0]), pair.beta, w2[:, None])[0, 0] / (order - 1.0))

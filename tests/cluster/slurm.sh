@@ -153,9 +153,17 @@ link_default_conf() {  # link_default_conf DIR
         log "ERROR: $link exists and is not our symlink (configless slurmd on this host?)."
         return 1
     fi
+    # remember which directories we create, so stop removes exactly those
+    local d created=()
+    d="$(dirname "$link")"
+    while [[ ! -e "$d" && "$d" != "/" ]]; do
+        created+=("$d")
+        d="$(dirname "$d")"
+    done
     mkdir -p "$(dirname "$link")" && ln -s "$conf" "$link" \
         || { log "ERROR: cannot create symlink $link -> $conf"; return 1; }
     echo "$link" >"$dir/default_conf_link"
+    printf '%s\n' "${created[@]}" >"$dir/default_conf_dirs"  # deepest first
 }
 
 unlink_default_conf() {  # unlink_default_conf DIR: remove our symlink only
@@ -164,9 +172,12 @@ unlink_default_conf() {  # unlink_default_conf DIR: remove our symlink only
     link="$(cat "$dir/default_conf_link")"
     if [[ -L "$link" && "$(readlink "$link")" == "$dir/slurm.conf" ]]; then
         rm -f "$link"
-        rmdir "$(dirname "$link")" 2>/dev/null || true
+        local d
+        while read -r d; do  # only dirs we created, deepest first, only if empty
+            [[ -n "$d" ]] && rmdir "$d" 2>/dev/null
+        done <"$dir/default_conf_dirs" 2>/dev/null
     fi
-    rm -f "$dir/default_conf_link"
+    rm -f "$dir/default_conf_link" "$dir/default_conf_dirs"
 }
 
 # ------------------------------------------------------------------ start ---
@@ -352,6 +363,46 @@ stop_daemon() {  # stop_daemon DIR NAME
     log "stopped $2 (pid $pid)."
 }
 
+descendants() {  # descendants PID...: the PIDs and all their descendants
+    local frontier=("$@") all=("$@") next p
+    while ((${#frontier[@]})); do
+        next=()
+        for p in "${frontier[@]}"; do
+            # shellcheck disable=SC2207
+            next+=($(ps -o pid= --ppid "$p" 2>/dev/null))
+        done
+        frontier=("${next[@]}")
+        all+=("${next[@]}")
+    done
+    echo "${all[@]}"
+}
+
+kill_leftover_steps() {  # kill_leftover_steps DIR
+    # Job steps (slurmstepd + the job's processes) survive slurmd by design.
+    # Normally scancel above ended them; if slurmctld was already gone, find
+    # the slurmstepd processes of THIS cluster (their environment carries our
+    # SLURM_CONF path) and end them with their process trees.
+    local dir="$1" p steps=() pids i
+    for p in /proc/[0-9]*; do
+        [[ "$(cat "$p/comm" 2>/dev/null)" == "slurmstepd" ]] || continue
+        tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$dir/slurm.conf" \
+            && steps+=("${p#/proc/}")
+    done
+    ((${#steps[@]})) || return 0
+    pids="$(descendants "${steps[@]}")"
+    log "ending leftover job steps of this cluster: pids $pids"
+    # shellcheck disable=SC2086
+    kill -TERM $pids 2>/dev/null || true
+    for ((i = 0; i < 30; i++)); do  # slurmstepd ignores SIGTERM: wait 3 s at most
+        local alive=0
+        for p in $pids; do pid_alive "$p" && alive=1; done
+        ((alive)) || return 0
+        sleep 0.1
+    done
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null || true
+}
+
 cmd_stop() {
     [[ $# -eq 1 ]] || { log "usage: $PROG stop DIR"; return 0; }
     local dir="$1"
@@ -377,6 +428,7 @@ cmd_stop() {
         fi
     fi
     stop_daemon "$dir" slurmd
+    kill_leftover_steps "$dir"
     stop_daemon "$dir" slurmctld
     stop_daemon "$dir" munged
     rm -f "$dir/munge/munge.socket" "$dir/munge/munge.socket.lock"

@@ -1,0 +1,407 @@
+"""Run the pipeline through Snakemake's Slurm executor on a real single-node Slurm.
+
+The cluster is Debian's ``slurm-wlm`` + ``munge``, started on localhost by
+``tests/cluster/slurm.sh`` in a temporary directory (see tests/cluster/README.md).
+Jobs are submitted by ``snakemake-executor-plugin-slurm`` with ``profiles/slurm``;
+nothing here schedules anything itself.
+
+* ``test_toy_workflow_runs_on_slurm``: a self-contained toy workflow (Parquet and
+  CSV outputs, rule-level and profile-level resources) proves the harness and the
+  profile, and checks that the resources of ``profiles/slurm`` reach ``sbatch``.
+* ``test_pipeline_on_slurm_matches_local``: the real pipeline on
+  ``tests/config/tiny.yaml``, once locally and once through Slurm; every Parquet and
+  CSV result must be equal.
+
+Proof that jobs went through Slurm does not need an accounting database (there is
+none): the executor's per-job logs under ``.snakemake/slurm_logs/``, the jobs'
+records in ``squeue --states=all`` (kept for MinJobAge = 300 s) and slurmctld's
+``sched: Allocate JobId=...`` log lines.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+pytestmark = pytest.mark.cluster
+
+REPO = Path(__file__).resolve().parents[2]
+SLURM_SH = REPO / "tests" / "cluster" / "slurm.sh"
+SLURM_PROFILE = REPO / "profiles" / "slurm"
+VENV_BIN = Path(sys.executable).parent  # the interpreter running pytest: the project's venv
+
+INSTALL_TIMEOUT_S = 1200  # apt-get update + install on a slow mirror
+START_TIMEOUT_S = 120
+STOP_TIMEOUT_S = 90
+LOCAL_RUN_TIMEOUT_S = 120
+SLURM_RUN_TIMEOUT_S = 240  # local + Slurm run of one test stay below 5 minutes
+# First status query this many seconds after a submission (the profile keeps the
+# plugin's default of 40 s, which suits a real cluster but would make this test
+# wait 40 s per DAG level).  MinJobAge=300 >= 3 * 2, so squeue is still trusted.
+STATUS_CHECK_DELAY_S = 2
+
+# Columns that legitimately differ between two runs (timestamps of writing).
+VOLATILE_COLUMNS = {"written_at"}
+# Both runs execute the same code on the same machine; allow only round-off that
+# a different BLAS thread count could cause.
+RTOL, ATOL = 1e-9, 1e-12
+
+
+# --------------------------------------------------------------------- helpers
+def _run(cmd, *, cwd=None, env=None, timeout):
+    """Run cmd, never raising on a non-zero exit; returns (CompletedProcess, seconds)."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [str(c) for c in cmd],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        proc = subprocess.CompletedProcess(exc.cmd, 124, out, err + f"\n[timed out after {timeout}s]")
+    return proc, time.monotonic() - t0
+
+
+def _tail(proc, n=60):
+    text = (proc.stdout or "") + "\n" + (proc.stderr or "")
+    return "\n".join(text.splitlines()[-n:])
+
+
+def _slurm_env(cluster):
+    """Environment for Slurm clients and Snakemake: our SLURM_CONF, the venv first on PATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SRUN_"))}
+    env["SLURM_CONF"] = cluster["conf"]
+    env["PATH"] = os.pathsep.join([str(VENV_BIN), "/usr/sbin", "/usr/bin", env.get("PATH", "")])
+    return env
+
+
+def _local_env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SRUN_"))}
+    env["PATH"] = os.pathsep.join([str(VENV_BIN), env.get("PATH", "")])
+    return env
+
+
+def _snakemake():
+    exe = VENV_BIN / "snakemake"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "snakemake"]
+
+
+def _slurm_args():
+    """The cluster run: exactly profiles/slurm (see profiles/default for why `none`)."""
+    return [
+        "--profile", str(SLURM_PROFILE),
+        "--workflow-profile", "none",
+        "--slurm-init-seconds-before-status-checks", str(STATUS_CHECK_DELAY_S),
+        "--max-threads", str(os.cpu_count() or 1),  # the test node has only nproc CPUs
+    ]  # fmt: skip
+
+
+def _run_snakemake_on_slurm(workdir, extra, cluster, capsys, label):
+    proc, secs = _run(
+        [*_snakemake(), *extra, *_slurm_args()],
+        cwd=workdir,
+        env=_slurm_env(cluster),
+        timeout=SLURM_RUN_TIMEOUT_S,
+    )
+    with capsys.disabled():
+        print(f"\n[cluster] {label}: Slurm run took {secs:.1f} s (rc={proc.returncode})")
+    assert proc.returncode == 0, f"Snakemake on Slurm failed (rc={proc.returncode}):\n{_tail(proc)}"
+    return proc, secs
+
+
+def _run_snakemake_locally(workdir, extra, capsys, label):
+    proc, secs = _run(
+        [*_snakemake(), *extra, "--cores", "2"],
+        cwd=workdir,
+        env=_local_env(),
+        timeout=LOCAL_RUN_TIMEOUT_S,
+    )
+    with capsys.disabled():
+        print(f"\n[cluster] {label}: local run took {secs:.1f} s (rc={proc.returncode})")
+    assert proc.returncode == 0, f"local Snakemake run failed (rc={proc.returncode}):\n{_tail(proc)}"
+    return proc, secs
+
+
+def _slurm_jobs_of_run(proc, cluster):
+    """{jobid: (comment, state, min_memory, time_limit)} of the jobs this Snakemake run submitted."""
+    m = re.search(r"SLURM run ID: (\S+)", proc.stdout + proc.stderr)
+    assert m, "no 'SLURM run ID' in Snakemake's output: was the slurm executor used at all?"
+    run_id = m.group(1)
+    q, _ = _run(
+        ["squeue", "--states=all", "--noheader", "--name", run_id, "--format=%i|%k|%T|%m|%l"],
+        env=_slurm_env(cluster),
+        timeout=30,
+    )
+    assert q.returncode == 0, f"squeue failed: {_tail(q)}"
+    jobs = {}
+    for line in q.stdout.splitlines():
+        jobid, comment, state, mem, limit = line.strip().split("|")
+        jobs[jobid] = (comment, state, mem, limit)
+    return jobs
+
+
+def _assert_went_through_slurm(workdir, proc, cluster):
+    """sacct-free proof: executor logs, squeue records and slurmctld allocations agree."""
+    jobs = _slurm_jobs_of_run(proc, cluster)
+    assert jobs, "squeue knows no job of this run: nothing was submitted to Slurm"
+    not_done = {j: v for j, v in jobs.items() if v[1] != "COMPLETED"}
+    assert not not_done, f"Slurm jobs not COMPLETED: {not_done}"
+
+    # .snakemake/slurm_logs/rule_<rule>/<wildcards>/<jobid>.log, one per job
+    # (profiles/slurm sets slurm-keep-successful-logs).
+    logdir = Path(workdir) / ".snakemake" / "slurm_logs"
+    logs = {p.stem: p for p in logdir.rglob("*.log")}
+    missing = sorted(set(jobs) - set(logs))
+    assert not missing, f"no executor log under {logdir} for Slurm jobs {missing}"
+    for jobid, (comment, *_rest) in jobs.items():
+        rule = comment.removeprefix("rule_").split("_wildcards_")[0]
+        assert f"rule_{rule}" in logs[jobid].parts, f"log of job {jobid} not under rule_{rule}: {logs[jobid]}"
+
+    ctld_log = Path(cluster["dir"], "log", "slurmctld.log").read_text()
+    allocated = set(re.findall(r"sched: Allocate JobId=(\d+) ", ctld_log))
+    assert set(jobs) <= allocated, f"slurmctld never allocated jobs {sorted(set(jobs) - allocated)}"
+    return jobs
+
+
+def _comparable(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.drop(columns=[c for c in df.columns if c in VOLATILE_COLUMNS])
+    df.attrs = {}  # Parquet key-value metadata restored by pandas (e.g. written_at)
+    return df
+
+
+def _assert_same_results(local_dir: Path, slurm_dir: Path) -> list[Path]:
+    """Every results/**/*.parquet|csv of the local run exists, with equal data, in the Slurm run."""
+    local_results = Path(local_dir) / "results"
+    files = sorted(
+        p.relative_to(local_dir)
+        for pattern in ("*.parquet", "*.csv")
+        for p in local_results.rglob(pattern)
+        if p.is_file()
+    )
+    assert files, f"the local run produced no Parquet/CSV file under {local_results}"
+    for rel in files:
+        other = Path(slurm_dir) / rel
+        assert other.is_file(), f"{rel} exists after the local run but not after the Slurm run"
+        read = pd.read_parquet if rel.suffix == ".parquet" else pd.read_csv
+        a, b = _comparable(read(Path(local_dir) / rel)), _comparable(read(other))
+        try:
+            pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=RTOL, atol=ATOL)
+        except AssertionError as exc:
+            raise AssertionError(f"{rel} differs between the local and the Slurm run:\n{exc}") from None
+    return files
+
+
+def _copy_repo(dest: Path) -> None:
+    """Copy tracked + untracked-but-not-ignored files of the repository to dest."""
+    out = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout.decode()
+    for rel in filter(None, out.split("\0")):
+        src = REPO / rel
+        if not src.is_file():  # deleted in the work tree but still tracked
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest / rel)
+
+
+# --------------------------------------------------------------------- fixture
+@pytest.fixture(scope="module")
+def slurm_cluster(tmp_path_factory):
+    """A running single-node Slurm (munged, slurmctld, slurmd); always stopped afterwards."""
+    if platform.system() != "Linux":
+        pytest.skip("the Slurm cluster test needs Linux")
+    if os.geteuid() != 0:
+        pytest.skip("the Slurm cluster test needs root (apt-get, slurmd runs jobs as root)")
+    if shutil.which("bash") is None:
+        pytest.skip("bash not found")
+
+    proc, secs = _run(["bash", SLURM_SH, "install"], timeout=INSTALL_TIMEOUT_S)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot install slurm-wlm/munge ({secs:.0f} s): {_tail(proc, 15)}")
+
+    state_dir = tmp_path_factory.mktemp("slurm-cluster")
+    try:
+        proc, secs = _run(["bash", SLURM_SH, "start", state_dir], timeout=START_TIMEOUT_S)
+        if proc.returncode != 0:
+            pytest.fail(f"slurm.sh start failed (rc={proc.returncode}):\n{_tail(proc)}")
+        m = re.search(r"^export SLURM_CONF=(\S+)$", proc.stdout, re.MULTILINE)
+        assert m, f"slurm.sh start printed no SLURM_CONF line:\n{_tail(proc)}"
+        yield {"dir": str(state_dir), "conf": m.group(1), "start_seconds": secs}
+    finally:
+        daemons = {n: _read_pid(state_dir / f"{n}.pid") for n in ("munged", "slurmctld", "slurmd")}
+        stop, _ = _run(["bash", SLURM_SH, "stop", state_dir], timeout=STOP_TIMEOUT_S)
+        left = {n: pid for n, pid in daemons.items() if pid and _alive(pid)}
+        if stop.returncode != 0 or left:  # stop is designed never to fail
+            pytest.fail(f"slurm.sh stop left daemons running: {left}\n{_tail(stop)}")
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    """True for a running process; an exited one not yet reaped (zombie) counts as gone."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+# ----------------------------------------------------------------------- tests
+TOY_SNAKEFILE = r"""
+import pandas as pd
+
+SEEDS = [1, 2]
+
+rule all:
+    input:
+        "results/toy/delta_curve.csv",
+        "results/toy/summary.csv",
+
+# Light rule with its own resources (they beat default-resources of the profile).
+rule simulate:
+    output:
+        "results/toy/sim_{seed}.parquet",
+    resources:
+        mem_mb=300,
+        runtime=5,
+    run:
+        import numpy as np
+        rng = np.random.default_rng(int(wildcards.seed))
+        pd.DataFrame({"seed": int(wildcards.seed), "x": rng.normal(size=1000)}).to_parquet(output[0])
+
+# Named like a heavy rule of the pipeline: gets set-resources of profiles/slurm.
+rule calibrate:
+    input:
+        expand("results/toy/sim_{seed}.parquet", seed=SEEDS),
+    output:
+        "results/toy/calibration.parquet",
+    run:
+        df = pd.concat([pd.read_parquet(f) for f in input])
+        df.groupby("seed")["x"].agg(["mean", "std"]).reset_index().to_parquet(output[0])
+
+# No resources at all: gets default-resources of profiles/slurm.
+rule summary:
+    input:
+        expand("results/toy/sim_{seed}.parquet", seed=SEEDS),
+    output:
+        "results/toy/summary.csv",
+    run:
+        df = pd.concat([pd.read_parquet(f) for f in input])
+        df.describe().reset_index().to_csv(output[0], index=False)
+
+# A shell rule running on the node; heavy per profiles/slurm.
+rule delta_curve:
+    input:
+        "results/toy/calibration.parquet",
+    output:
+        "results/toy/delta_curve.csv",
+    shell:
+        "python -c \"import pandas as pd; pd.read_parquet('{input}').to_csv('{output}', index=False)\""
+"""
+
+
+def _expected_sbatch_resources():
+    """{rule: (mem, time limit)} as squeue prints them, from profiles/slurm itself."""
+    profile = yaml.safe_load((SLURM_PROFILE / "config.yaml").read_text())
+
+    def fmt(mem_mb, minutes):
+        h, m = divmod(int(minutes), 60)
+        return f"{int(mem_mb)}M", (f"{h}:{m:02d}:00" if h else f"{m}:00")
+
+    default = profile["default-resources"]
+    heavy = profile["set-resources"]
+    return {
+        "simulate": fmt(300, 5),
+        "summary": fmt(default["mem_mb"], default["runtime"]),
+        "calibrate": fmt(heavy["calibrate"]["mem_mb"], heavy["calibrate"]["runtime"]),
+        "delta_curve": fmt(heavy["delta_curve"]["mem_mb"], heavy["delta_curve"]["runtime"]),
+    }
+
+
+def _skip_if_node_too_small(cluster):
+    conf = Path(cluster["conf"]).read_text()
+    real_mem = int(re.search(r"RealMemory=(\d+)", conf).group(1))
+    profile = yaml.safe_load((SLURM_PROFILE / "config.yaml").read_text())
+    wanted = max(
+        [int(profile["default-resources"]["mem_mb"])]
+        + [int(r["mem_mb"]) for r in profile["set-resources"].values() if "mem_mb" in r]
+    )
+    if wanted > real_mem:
+        pytest.skip(f"profiles/slurm asks for up to {wanted} MB per job; this node offers {real_mem} MB")
+
+
+def test_toy_workflow_runs_on_slurm(slurm_cluster, tmp_path, capsys):
+    _skip_if_node_too_small(slurm_cluster)
+    local_dir, slurm_dir = tmp_path / "local", tmp_path / "slurm"
+    for d in (local_dir, slurm_dir):
+        d.mkdir()
+        (d / "Snakefile").write_text(TOY_SNAKEFILE)
+
+    _run_snakemake_locally(local_dir, [], capsys, "toy")
+    proc, _ = _run_snakemake_on_slurm(slurm_dir, [], slurm_cluster, capsys, "toy")
+
+    jobs = _assert_went_through_slurm(slurm_dir, proc, slurm_cluster)
+    by_rule = {}
+    for comment, _state, mem, limit in jobs.values():
+        by_rule.setdefault(comment.removeprefix("rule_").split("_wildcards_")[0], set()).add((mem, limit))
+    # 2 x simulate, calibrate, summary, delta_curve; `all` has no action and runs locally.
+    assert sorted(by_rule) == ["calibrate", "delta_curve", "simulate", "summary"], by_rule
+    assert len(jobs) == 5, jobs
+    for rule, expected in _expected_sbatch_resources().items():
+        assert by_rule[rule] == {expected}, f"rule {rule}: sbatch got {by_rule[rule]}, expected {expected}"
+
+    files = _assert_same_results(local_dir, slurm_dir)
+    assert len(files) == 5, files  # sim_1, sim_2, calibration (Parquet); summary, delta_curve (CSV)
+
+
+def test_pipeline_on_slurm_matches_local(slurm_cluster, tmp_path, capsys):
+    tiny = Path("tests/config/tiny.yaml")
+    missing = [str(p) for p in (Path("Snakefile"), tiny) if not (REPO / p).is_file()]
+    if missing:
+        pytest.skip(f"the pipeline is not there yet (missing {', '.join(missing)})")
+    if shutil.which("git") is None:
+        pytest.skip("git is needed to list the repository's files")
+    _skip_if_node_too_small(slurm_cluster)
+
+    local_dir, slurm_dir = tmp_path / "local", tmp_path / "slurm"
+    for d in (local_dir, slurm_dir):
+        d.mkdir()
+        _copy_repo(d)
+
+    args = ["--configfile", str(tiny)]
+    _, local_s = _run_snakemake_locally(local_dir, args, capsys, "pipeline")
+    proc, slurm_s = _run_snakemake_on_slurm(slurm_dir, args, slurm_cluster, capsys, "pipeline")
+
+    jobs = _assert_went_through_slurm(slurm_dir, proc, slurm_cluster)
+    files = _assert_same_results(local_dir, slurm_dir)
+    with capsys.disabled():
+        rules = sorted({c.removeprefix("rule_").split("_wildcards_")[0] for c, *_ in jobs.values()})
+        print(
+            f"[cluster] pipeline: {len(jobs)} Slurm jobs ({', '.join(rules)}); "
+            f"{len(files)} Parquet/CSV results equal; wall time local {local_s:.1f} s, Slurm {slurm_s:.1f} s"
+        )
