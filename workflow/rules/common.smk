@@ -1,0 +1,43 @@
+import json
+
+from snakemake.utils import validate
+
+from ddppm.pipeline import check_config, dataset_config, eps_label
+
+
+validate(config, schema="../schemas/config.schema.yaml", set_default=True)
+check_config(config)
+
+RESULTS = config["results_dir"]
+DATASETS = list(config["datasets"])
+EPS_LABELS = [eps_label(e) for e in config["epsilons"]]
+METHODS = list(config["montecarlo"]["methods"])
+LOGS = f"{RESULTS}/logs"
+BENCH = f"{RESULTS}/benchmarks"
+
+
+wildcard_constraints:
+    dataset="|".join(DATASETS),
+    method="ddppm|ldp_analytic|ldp|dpm",
+    eps=r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?",
+    chunk=r"[0-9]+",
+
+
+def ds_cfg(wildcards):
+    """Exactly the configuration this dataset's jobs depend on (params change detection)."""
+    return dataset_config(config, wildcards.dataset)
+
+
+def mc_chunks(dataset):
+    return int(dataset_config(config, dataset)["montecarlo"]["chunks"])
+
+
+def figure_targets():
+    out = [f"{RESULTS}/figures/fig2_{ds}.{ext}" for ds in DATASETS for ext in ("png", "pdf")]
+    out += [f"{RESULTS}/figures/fig2.{ext}" for ext in ("png", "pdf")]
+    out += [f"{RESULTS}/figures/fig3.{ext}" for ext in ("png", "pdf")]
+    return out
+
+
+def all_targets():
+    return figure_targets() + [f"{RESULTS}/tables/summary.csv"]

@@ -1,0 +1,11 @@
+"""Rule figure_fig3: error and δ vs the number of iterations T at ε = 5 (paper Fig. 3)."""
+
+import pandas as pd
+
+from ddppm.io import read_parquet
+from ddppm.pipeline import setup_logging
+from ddppm.plotting import fig3, save_figure
+
+setup_logging(snakemake.log[0])
+curves = pd.concat([read_parquet(path)[0] for path in snakemake.input.curves], ignore_index=True)
+save_figure(fig3(curves), snakemake.output.png, snakemake.output.pdf)
