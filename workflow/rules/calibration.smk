@@ -16,5 +16,7 @@ rule calibrate:
     resources:
         mem_mb=4000,
         runtime=60,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/calibrate.py"

@@ -41,3 +41,16 @@ def figure_targets():
 
 def all_targets():
     return figure_targets() + [f"{RESULTS}/tables/summary.csv"]
+
+
+def summary_inputs(wildcards=None):
+    return {
+        "errors": expand(f"{RESULTS}/tables/errors_{{dataset}}.parquet", dataset=DATASETS),
+        "calibration": expand(f"{RESULTS}/calibration/{{dataset}}.parquet", dataset=DATASETS),
+    }
+
+
+def run_config_hash(wildcards=None):
+    from ddppm.io import config_hash
+
+    return config_hash(config)

@@ -8,6 +8,8 @@ rule prepare_dataset:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/prepare_dataset.py"
 
@@ -25,5 +27,7 @@ rule partition:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/partition.py"

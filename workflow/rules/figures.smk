@@ -1,16 +1,3 @@
-def summary_inputs(wildcards=None):
-    return {
-        "errors": expand(f"{RESULTS}/tables/errors_{{dataset}}.parquet", dataset=DATASETS),
-        "calibration": expand(f"{RESULTS}/calibration/{{dataset}}.parquet", dataset=DATASETS),
-    }
-
-
-def run_config_hash(wildcards=None):
-    from ddppm.io import config_hash
-
-    return config_hash(config)
-
-
 rule figure_fig2_panel:
     input:
         errors=f"{RESULTS}/tables/errors_{{dataset}}.parquet",
@@ -31,6 +18,8 @@ rule figure_fig2_panel:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/figure_fig2.py"
 
@@ -49,6 +38,8 @@ rule figure_fig2:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/figure_fig2.py"
 
@@ -66,6 +57,8 @@ rule figure_fig3:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/figure_fig3.py"
 
@@ -82,6 +75,8 @@ rule summary_table:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/summary_table.py"
 

@@ -15,6 +15,8 @@ rule montecarlo_chunk:
     resources:
         mem_mb=2000,
         runtime=30,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/montecarlo_chunk.py"
 
@@ -37,6 +39,8 @@ rule montecarlo:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/montecarlo_merge.py"
 
@@ -58,5 +62,7 @@ rule summarize_runs:
     resources:
         mem_mb=1000,
         runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/summarize_runs.py"

@@ -16,5 +16,7 @@ rule delta_curve:
     resources:
         mem_mb=4000,
         runtime=60,
+    conda:
+        "../envs/ddppm.yaml"
     script:
         "../scripts/delta_curve.py"

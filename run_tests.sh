@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One command: install everything into .venv and run every check: ruff, snakemake --lint and a dry run of
+# the default config, the unit tests, the tiny end-to-end pipeline run, and the real-Slurm test
+# (tests/cluster: it installs Debian's slurm-wlm and munge when run as root, and skips with a printed
+# reason only if they cannot be installed). `.ci/run` calls exactly this script.
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/pip install --quiet --upgrade pip
+.venv/bin/pip install --quiet -e ".[test,slurm]"
+export PATH="$PWD/.venv/bin:$PATH"
+
+echo "== ruff"
+ruff check src tests workflow benchmarks
+echo "== snakemake --lint (default config)"
+snakemake --lint
+echo "== snakemake dry run (default config)"
+snakemake -n --quiet rules >/dev/null
+echo "== pytest"
+set +e
+pytest "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "pytest collected no tests: that is a failure here" >&2
+  exit 1
+fi
+exit "$rc"

@@ -1,0 +1,229 @@
+"""Tests of ddppm.plotting with small synthetic tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddppm.plotting import (
+    BOUND_LABEL,
+    INFEASIBLE_LABEL,
+    METHOD_STYLE,
+    fig2_grid,
+    fig2_single,
+    fig3,
+    plot_fig2_panel,
+    save_figure,
+)
+
+EPS = [1.0, 2.0, 5.0, 10.0]
+LIMITS = [0.38, 0.143, 0.008, 2e-4]
+AMI_LABEL = "AMI (synthetic stand-in)"
+
+
+def make_summary(infeasible_eps=(), label="Diabetes", dataset="diabetes", nan_method=None) -> pd.DataFrame:
+    rows = []
+    for e, lim in zip(EPS, LIMITS, strict=True):
+        for k, m in enumerate(METHOD_STYLE):
+            mean = 0.5 / e ** (0.5 + 0.2 * k) if m != "dpm" else 1e-3
+            feas = not (m == "ddppm" and e in infeasible_eps)
+            if not feas or m == nan_method:
+                mean = np.nan
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "label": label,
+                    "method": m,
+                    "eps": e,
+                    "n_runs": 20,
+                    "error_mean": mean,
+                    "error_lo": mean / 2,
+                    "error_hi": mean * 1.5,
+                    "ci_lo": mean * 0.9,
+                    "ci_hi": mean * 1.1,
+                    "delta": lim,
+                    "feasible": feas,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def make_calibration(infeasible_eps=()) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "eps": EPS,
+            "delta_limit": LIMITS,
+            "met": [e not in infeasible_eps for e in EPS],
+            "delta": [d / 2 for d in LIMITS],
+            "delta_upper": [d * 0.7 for d in LIMITS],
+            "T": 5,
+            "kappa": 1.0,
+            "schedule": "geometric",
+            "ratio_name": "corollary",
+            "error_mean": 0.1,
+        }
+    )
+
+
+def make_curves(with_nan=False) -> pd.DataFrame:
+    rows = []
+    for ds, label, lim in (("diabetes", "Diabetes", 0.008), ("ami_synthetic", AMI_LABEL, 0.007)):
+        for T in range(1, 7):
+            err = max(0.4**T, 1e-3)
+            d = lim * 0.05 * T
+            rows.append(
+                {
+                    "dataset": ds,
+                    "label": label,
+                    "eps": 5.0,
+                    "T": T,
+                    "delta": d,
+                    "delta_se": d / 20,
+                    "delta_upper": d * 1.2,
+                    "delta_limit": lim,
+                    "error_mean": err,
+                    "error_lo": err / 3,
+                    "error_hi": min(1.0, err * 3),
+                    "bound_sin": 1.0,
+                }
+            )
+    df = pd.DataFrame(rows)
+    if with_nan:
+        df.loc[2, ["error_mean", "error_lo", "error_hi", "delta"]] = np.nan
+        df.loc[:, "bound_sin"] = np.nan
+    return df
+
+
+def infeasible_markers(ax):
+    return [c for c in ax.collections if c.get_label() == INFEASIBLE_LABEL]
+
+
+def legend_texts(fig) -> list[str]:
+    return [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+
+
+def main_axes(fig):
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "secondary"]
+
+
+def test_method_style_covers_the_four_methods():
+    assert set(METHOD_STYLE) == {"ddppm", "ldp", "ldp_analytic", "dpm"}
+    assert METHOD_STYLE["ddppm"]["label"] == "D-DP-PM"
+    assert METHOD_STYLE["dpm"]["label"] == "D-PM, no privacy (reference)"
+    for st in METHOD_STYLE.values():
+        assert {"label", "color", "marker", "linestyle"} <= set(st)
+
+
+def test_fig2_single_axes_labels_scales_legend_and_files(tmp_path):
+    fig = fig2_single(make_summary(), make_calibration(), None, n=442)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert "ε" in ax.get_xlabel() and "error" in ax.get_ylabel()
+    assert ax.get_title() == "Diabetes"
+    texts = legend_texts(fig)
+    assert all(st["label"] in texts for st in METHOD_STYLE.values())
+    assert INFEASIBLE_LABEL not in texts and not infeasible_markers(ax)
+    assert len(ax.collections) >= 4  # one band per method
+    top = [c for c in ax.child_axes]
+    assert top and [t.get_text() for t in top[0].get_xticklabels()][2] == "δ≤8e-3"
+
+    png, pdf = tmp_path / "out" / "f.png", tmp_path / "out" / "f.pdf"
+    save_figure(fig, png, pdf, dpi=60)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 1000
+    assert pdf.read_bytes()[:4] == b"%PDF" and pdf.stat().st_size > 1000
+    assert sorted(p.name for p in png.parent.iterdir()) == ["f.pdf", "f.png"]  # no temporary files left
+
+
+def test_infeasible_marker_is_drawn_where_ddppm_had_no_parameters():
+    fig = fig2_single(make_summary(infeasible_eps=(10.0,)), make_calibration(infeasible_eps=(10.0,)))
+    ax = fig.axes[0]
+    markers = infeasible_markers(ax)
+    assert len(markers) == 1
+    np.testing.assert_allclose(markers[0].get_offsets()[:, 0], [10.0])
+    assert INFEASIBLE_LABEL in legend_texts(fig)
+
+
+def test_infeasible_marker_from_calibration_alone():
+    fig = fig2_single(make_summary(), make_calibration(infeasible_eps=(5.0,)))
+    np.testing.assert_allclose(infeasible_markers(fig.axes[0])[0].get_offsets()[:, 0], [5.0])
+
+
+def test_nans_do_not_crash(tmp_path):
+    s = make_summary(infeasible_eps=(1.0, 2.0, 5.0, 10.0), nan_method="ldp")  # D-DP-PM and LDP all NaN
+    fig = fig2_single(s, make_calibration(infeasible_eps=(1.0, 2.0, 5.0, 10.0)), "All NaN", n=100)
+    save_figure(fig, tmp_path / "a.png", tmp_path / "a.pdf", dpi=60)
+    fig = fig3(make_curves(with_nan=True))
+    assert BOUND_LABEL not in legend_texts(fig)  # every bound is NaN: no legend entry for it
+    save_figure(fig, tmp_path / "b.png", tmp_path / "b.pdf", dpi=60)
+    assert (tmp_path / "a.png").stat().st_size > 0 and (tmp_path / "b.pdf").stat().st_size > 0
+
+
+def test_fig2_panel_on_given_axes_returns_legend_handles():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    handles = plot_fig2_panel(ax, make_summary(label=AMI_LABEL, dataset="ami_synthetic"), make_calibration())
+    assert ax.get_title() == AMI_LABEL  # the stand-in label is kept, never retitled "AMI"
+    assert METHOD_STYLE["ddppm"]["label"] in handles
+
+
+def test_fig2_grid_two_by_two_with_shared_legend(tmp_path):
+    panels = [
+        (lab, make_summary(label=lab, infeasible_eps=inf), make_calibration(inf), n)
+        for lab, inf, n in (
+            ("Diabetes", (), 442),
+            ("Breast Cancer", (), 569),
+            (AMI_LABEL, (10.0,), 1352),
+            ("Wine", (), 178),
+        )
+    ]
+    fig = fig2_grid(panels)
+    axes = main_axes(fig)
+    assert len(axes) == 4
+    assert [ax.get_title() for ax in axes] == ["Diabetes", "Breast Cancer", AMI_LABEL, "Wine"]
+    assert all(ax.get_xscale() == "log" and ax.get_yscale() == "log" for ax in axes)
+    assert len(fig.legends) == 1 and INFEASIBLE_LABEL in legend_texts(fig)
+    assert [len(infeasible_markers(ax)) for ax in axes] == [0, 0, 1, 0]
+    save_figure(fig, tmp_path / "g.png", tmp_path / "g.pdf", dpi=60)
+    assert (tmp_path / "g.png").stat().st_size > 1000
+
+
+def test_fig2_grid_hides_unused_panel():
+    panels = [(f"D{i}", make_summary(label=f"D{i}"), make_calibration(), None) for i in range(3)]
+    fig = fig2_grid(panels)
+    assert len(main_axes(fig)) == 3
+
+
+def test_fig3_two_panels_log_scales_bound_and_limits(tmp_path):
+    curves = make_curves()
+    fig = fig3(curves)
+    ax_err, ax_del = main_axes(fig)
+    assert ax_err.get_yscale() == "log" and ax_del.get_yscale() == "log"
+    assert ax_err.get_xlabel() == ax_del.get_xlabel() == "iterations T"
+    assert "error" in ax_err.get_ylabel() and "δ" in ax_del.get_ylabel()
+    texts = legend_texts(fig)
+    assert BOUND_LABEL in texts and "Diabetes" in texts and AMI_LABEL in texts
+    assert any("δ limit" in t for t in texts)
+    # per data set: mean line + bound line (left); δ line + upper-tail δ⁺ line + limit line (right)
+    assert len(ax_err.get_lines()) == 4 and len(ax_del.get_lines()) == 6
+    assert len(main_axes(fig3(curves, show_upper_tail=False))[1].get_lines()) == 4
+    limits = sorted(line.get_ydata()[0] for line in ax_del.get_lines() if len(set(line.get_ydata())) == 1)
+    assert limits == pytest.approx([0.007, 0.008])
+    assert any("vacuous" in t.get_text() for t in ax_err.texts)  # all bounds are 1 in this table
+    save_figure(fig, tmp_path / "f3.png", tmp_path / "f3.pdf", dpi=60)
+    assert (tmp_path / "f3.pdf").stat().st_size > 1000
+
+
+def test_save_figure_closes_pyplot_figures(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2])
+    num = fig.number
+    save_figure(fig, tmp_path / "p.png", tmp_path / "p.pdf", dpi=60)
+    assert num not in plt.get_fignums()
