@@ -67,8 +67,7 @@ def candidate_rows(problem: DistributedProblem, agent: int, count: int) -> list[
 def adjacent_candidates(problem: DistributedProblem, agent: int, settings: AccountantSettings) -> list[Candidate]:
     """Spec §6.2: the largest-norm rows of ``X_j`` replaced by 0, or moved by distance 1 along
     ±(top right singular vector of X) and projected back onto the unit ball (``||x − x'|| ≤ 1``)."""
-    _, _, vt = np.linalg.svd(problem.X, full_matrices=False)
-    direction = vt[0]
+    direction = problem.top_right_singular_vector
     out = []
     for r in candidate_rows(problem, agent, settings.candidate_rows):
         x = problem.blocks[agent][r]
@@ -138,12 +137,15 @@ def evaluate_delta(
     settings = settings or AccountantSettings()
     eps = check_epsilons(eps)
     observers = range(problem.m) if settings.observers is None else settings.observers
+    if only_pairs is not None:
+        observers = [i for i in observers if any(p[0] == i for p in only_pairs)]
     candidates = [c for j in range(problem.m) for c in adjacent_candidates(problem, j, settings)]
     extra = {j: sorted({c.row for c in candidates if c.agent == j}) for j in range(problem.m)}
     bases = reduction_basis(problem, extra)
     sigmas = params.sigmas
     base_model = ReducedReleaseModel(problem, params.alpha, params.T, bases)
-    adjacent_models = {c: ReducedReleaseModel(apply_candidate(problem, c), params.alpha, params.T, bases) for c in candidates}
+    needed = [c for c in candidates if only_pairs is None or any(p[1:] == (c.agent, c.row, c.kind) for p in only_pairs)]
+    adjacent_models = {c: ReducedReleaseModel(apply_candidate(problem, c), params.alpha, params.T, bases) for c in needed}
     records = []
     for i in observers:
         law1 = base_model.conditional_law(params.sigma_q, sigmas, i, settings.view)

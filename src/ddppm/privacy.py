@@ -48,12 +48,12 @@ class SupportBasis:
 
     @classmethod
     def of_factor(cls, F: np.ndarray, rtol: float = DEFAULT_RANK_RTOL) -> SupportBasis:
-        U, s, Yt = np.linalg.svd(F, full_matrices=False)
+        # Full U (all N left singular vectors) gives the null space for free; it is cheap when N > K.
+        U, s, Yt = np.linalg.svd(F, full_matrices=F.shape[0] > F.shape[1])
         s_max = float(s.max(initial=0.0))
         keep = s > np.sqrt(rtol) * s_max if s_max > 0 else np.zeros(s.shape, bool)
-        V = U[:, keep]
-        full, _ = np.linalg.qr(V, mode="complete") if V.shape[1] else (np.eye(F.shape[0]), None)
-        return cls(V=V, sv=s[keep], Yt=Yt[keep], V0=full[:, V.shape[1]:], lam_max=s_max**2, rtol=rtol)
+        r = int(keep.sum())  # singular values are sorted, so the kept ones come first
+        return cls(V=U[:, :r], sv=s[:r], Yt=Yt[:r], V0=U[:, r:], lam_max=s_max**2, rtol=rtol)
 
     @classmethod
     def of_cov(cls, cov: np.ndarray, rtol: float = DEFAULT_RANK_RTOL) -> SupportBasis:

@@ -120,6 +120,11 @@ class DistributedProblem:
         return u[:, 0]
 
     @cached_property
+    def top_right_singular_vector(self) -> np.ndarray:
+        """The top right singular vector of X (a direction in feature space, length d)."""
+        return np.linalg.svd(self.X, full_matrices=False)[2][0]
+
+    @cached_property
     def singular_values(self) -> np.ndarray:
         return np.linalg.svd(self.X, compute_uv=False)
 
