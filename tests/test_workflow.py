@@ -9,16 +9,9 @@ failed download leaves no output behind.
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
-import sys
 import threading
-import time
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,50 +19,9 @@ import pytest
 import yaml
 
 from ddppm.io import read_parquet
+from tests.conftest import TINY, copy_repo, snakemake
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-TINY = "tests/config/tiny.yaml"
-
-
-def copy_repo(dest: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, check=True,
-                           capture_output=True, text=True).stdout.split()
-    for rel in files:
-        src = REPO / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    return dest
-
-
-def snakemake(cwd: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
-    return subprocess.run([SNAKEMAKE, "--cores", "2", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
-
-
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    """Run the tiny config, kill it after the first calibration finishes, resume, and record mtimes."""
-    work = copy_repo(tmp_path_factory.mktemp("tiny"))
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
-    proc = subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", TINY], cwd=work, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    calib = work / "results" / "calibration"
-    deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None and not list(calib.glob("*_candidates.parquet")):
-        time.sleep(0.5)
-    finished_before = {p: p.stat().st_mtime_ns for p in (work / "results").rglob("*.parquet")}
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    killed_early = bool(finished_before) and len(finished_before) < 40
-    snakemake(work, "--configfile", TINY, "--unlock")  # a hard kill leaves the working-directory lock behind
-    resumed = snakemake(work, "--configfile", TINY, "--rerun-incomplete")
-    return {"work": work, "finished_before": finished_before, "killed_early": killed_early, "resumed": resumed}
-
 
 def test_resume_after_kill_redoes_nothing_finished(tiny_run):
     assert tiny_run["resumed"].returncode == 0, tiny_run["resumed"].stderr[-3000:]

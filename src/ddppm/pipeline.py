@@ -198,28 +198,52 @@ def chunk_indices(runs: int, chunks: int, k: int) -> np.ndarray:
     return np.array_split(np.arange(runs), chunks)[k]
 
 
+RUN_BLOCK = 32
+
+
+def blocked_errors(run_indices: np.ndarray, compute) -> np.ndarray:
+    """Evaluate ``compute(block_runs) -> errors`` on fixed, run-index-aligned blocks of ``RUN_BLOCK`` runs.
+
+    A vectorised run's round-off depends on which other columns share its matrix product. Computing every
+    run inside the same aligned block, whatever chunk asked for it, makes sharded and unsharded results
+    bit-identical; runs outside the request are computed and discarded (at most one block per edge).
+    """
+    results: dict[int, float] = {}
+    for block in np.unique(np.asarray(run_indices, dtype=int) // RUN_BLOCK):
+        runs = np.arange(block * RUN_BLOCK, (block + 1) * RUN_BLOCK)
+        results.update(zip(runs.tolist(), compute(runs), strict=True))
+    return np.array([results[int(r)] for r in run_indices], dtype=float)
+
+
 def montecarlo_runs(problem: DistributedProblem, method: str, eps: float, delta: float, calibration: pd.DataFrame,
                     t_star: int, run_indices: np.ndarray, seed: int, dataset: str) -> pd.DataFrame:
     """Per-run errors of ``method`` at (ε, δ). Seeds derive from (dataset, method, ε, run index) only."""
     if method not in METHODS:
         raise ConfigError(f"montecarlo.methods: unknown method {method!r}; use {METHODS}")
     labels = (dataset, method, float(eps))
-    rngs = run_generators(seed, labels, run_indices)
     row = chosen_row(calibration, eps)
-    feasible, errors, T = True, None, np.nan
+    feasible, T = True, np.nan
     if method == "ddppm":
         feasible = bool(row["met"])
         if feasible:
             params = params_from_row(row)
             T = params.T
-            errors = ddppm_errors(problem, params, *draw_standard_normals(problem.n, params.T, rngs))
+
+            def compute(runs):
+                z0, zp = draw_standard_normals(problem.n, params.T, run_generators(seed, labels, runs))
+                return ddppm_errors(problem, params, z0, zp)
     elif method == "dpm":
         T = int(row["T"]) if bool(row["met"]) else int(t_star)
-        z0 = draw_standard_normals(problem.n, 0, rngs)[0]
-        errors = dpm_error_curve(problem, T, z0)[-1]
+
+        def compute(runs):
+            z0 = draw_standard_normals(problem.n, 0, run_generators(seed, labels, runs))[0]
+            return dpm_error_curve(problem, T, z0)[-1]
     else:
-        errors = ldp_errors(problem.X, ldp_sigma(method, eps, delta), rngs, problem.top_eigenvector)
-    errors = np.full(len(run_indices), np.nan) if errors is None else errors
+        sigma = ldp_sigma(method, eps, delta)
+
+        def compute(runs):
+            return ldp_errors(problem.X, sigma, run_generators(seed, labels, runs), problem.top_eigenvector)
+    errors = blocked_errors(run_indices, compute) if feasible else np.full(len(run_indices), np.nan)
     return pd.DataFrame({
         "dataset": dataset, "method": method, "eps": float(eps), "delta": float(delta), "feasible": feasible,
         "T": T, "run": np.asarray(run_indices, dtype=int),

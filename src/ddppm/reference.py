@@ -127,18 +127,23 @@ def cgf_direct(
     """``K(s)`` of the privacy loss of ``N(μ₁,Σ₁)`` vs ``N(μ₂,Σ₂)`` from scratch; ``+inf`` where ``Σ_s`` is not PD.
 
     ``Σ₁`` and ``Σ₂`` must be positive definite; ``ln det Σ₁``, ``ln det Σ₂`` are computed unless given.
+    ``Σ_s`` counts as positive definite when its Cholesky factorisation succeeds, ``slogdet`` reports a
+    positive determinant and ``Δμᵀ Σ_s⁻¹ Δμ ≥ 0`` (the last two catch numerically singular ``Σ_s``).
     """
     sigma_s = (1 + s) * cov2 - s * cov1
     if not _is_pd(sigma_s):
         return np.inf
-    _, logdet_s = np.linalg.slogdet(sigma_s)
+    sign, logdet_s = np.linalg.slogdet(sigma_s)
+    quad = float(delta_mu @ np.linalg.solve(sigma_s, delta_mu))
+    if sign <= 0 or quad < 0:
+        # Cholesky can succeed on a numerically singular Σ_s (at the edge of the domain); LU then sees it
+        return np.inf
     logdet1 = np.linalg.slogdet(cov1)[1] if logdet1 is None else logdet1
     logdet2 = np.linalg.slogdet(cov2)[1] if logdet2 is None else logdet2
-    quad = float(delta_mu @ np.linalg.solve(sigma_s, delta_mu))
     return s * (1 + s) / 2 * quad - 0.5 * (logdet_s + s * logdet1 - (1 + s) * logdet2)
 
 
-def domain_limit(cov1: np.ndarray, cov2: np.ndarray, sign: int, s_max: float = S_MAX, steps: int = 80) -> float:
+def domain_limit(cov1: np.ndarray, cov2: np.ndarray, sign: int, s_max: float = S_MAX, steps: int = 60) -> float:
     """Largest ``s ≤ s_max`` with ``Σ_{±s}`` positive definite, by bisection in ``log s`` on a Cholesky test.
 
     ``{s ≥ 0 : Σ_{±s} ≻ 0}`` is an interval because ``λ_min(Σ₂ ± s(Σ₂ − Σ₁))`` is concave in ``s``.
@@ -162,7 +167,7 @@ def log_tail(
     """``log inf_{s>0} exp(K(sign·s) − sε)`` (capped at 0) for each ε, for one realisation's ``Δμ``."""
     logdet1, logdet2 = np.linalg.slogdet(cov1)[1], np.linalg.slogdet(cov2)[1]
     limit = domain_limit(cov1, cov2, sign)
-    hi = limit if limit >= S_MAX else limit * (1 - 1e-9)
+    hi = limit if limit >= S_MAX else limit * (1 - 1e-6)
     lo = S_MIN * min(1.0, hi)
     log_s = np.linspace(np.log(lo), np.log(hi), grid_points)
     grid_K = np.array([cgf_direct(sign * np.exp(ls), cov1, cov2, delta_mu, logdet1, logdet2) for ls in log_s])

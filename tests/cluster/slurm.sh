@@ -22,7 +22,7 @@
 #   SLURM_TEST_STOP_TIMEOUT   seconds to wait for each daemon after SIGTERM (15)
 #   SLURM_TEST_APT_TIMEOUT    seconds allowed for each apt-get call (900)
 #   SLURM_TEST_CTLD_PORT / SLURM_TEST_SLURMD_PORT  first ports to try (6817/6818)
-#   SLURM_TEST_MIN_JOB_AGE    MinJobAge in slurm.conf (300); see comment there.
+#   SLURM_TEST_MIN_JOB_AGE    MinJobAge in slurm.conf (3600); see comment there.
 
 set -uo pipefail
 
@@ -30,7 +30,7 @@ PROG="slurm.sh"
 START_TIMEOUT="${SLURM_TEST_START_TIMEOUT:-60}"
 STOP_TIMEOUT="${SLURM_TEST_STOP_TIMEOUT:-15}"
 APT_TIMEOUT="${SLURM_TEST_APT_TIMEOUT:-900}"
-MIN_JOB_AGE="${SLURM_TEST_MIN_JOB_AGE:-300}"
+MIN_JOB_AGE="${SLURM_TEST_MIN_JOB_AGE:-3600}"
 
 # Binaries the cluster needs.  sbin is not always on a non-login root PATH.
 export PATH="$PATH:/usr/sbin:/sbin"
@@ -224,7 +224,8 @@ cmd_start() {
         --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" \
         </dev/null >"$dir/log/munged.out" 2>&1 \
         || { cat "$dir/log/munged.out" >&2; dump_logs "$dir"; die "munged failed to start."; }
-    wait_for_file "$dir/munged.pid" 10 || die "munged did not write its pid file."
+    wait_for_file "$dir/munged.pid" 10 \
+        || { dump_logs "$dir"; die "munged did not write its pid file (is it running? see $dir/log)."; }
     if ! munge -n -S "$sock" 2>/dev/null | unmunge -S "$sock" >/dev/null 2>&1; then
         dump_logs "$dir"
         cmd_stop "$dir" >/dev/null 2>&1
@@ -233,14 +234,17 @@ cmd_start() {
 
     # ---- slurm.conf ---------------------------------------------------------
     local node cpus mem_avail_mb real_mem ctld_port slurmd_port
-    node="$(hostname -s)"            # slurmd registers under its short hostname
+    node="$(hostname -s 2>/dev/null || uname -n)"; node="${node%%.*}"  # slurmd registers under its short hostname
     cpus="$(nproc)"
     mem_avail_mb=$(($(awk '/^MemAvailable:/ {print $2}' /proc/meminfo) / 1024))
     real_mem=$((mem_avail_mb * 8 / 10))   # below free memory, or slurmd drains the node
     ((real_mem >= 500)) || real_mem=500
-    ctld_port="$(free_port "${SLURM_TEST_CTLD_PORT:-6817}")"
-    slurmd_port="$(free_port "${SLURM_TEST_SLURMD_PORT:-$((ctld_port + 1))}")"
-    [[ "$slurmd_port" != "$ctld_port" ]] || slurmd_port="$(free_port $((ctld_port + 1)))"
+    # Default Slurm ports unless taken (e.g. by another test cluster).
+    ctld_port="$(free_port "${SLURM_TEST_CTLD_PORT:-6817}")" || { cmd_stop "$dir" >/dev/null 2>&1; exit 1; }
+    slurmd_port="$(free_port "${SLURM_TEST_SLURMD_PORT:-$((ctld_port + 1))}")" || { cmd_stop "$dir" >/dev/null 2>&1; exit 1; }
+    if [[ "$slurmd_port" == "$ctld_port" ]]; then
+        slurmd_port="$(free_port $((ctld_port + 1)))" || { cmd_stop "$dir" >/dev/null 2>&1; exit 1; }
+    fi
 
     local conf="$dir/slurm.conf"
     cat >"$conf" <<EOF
@@ -278,6 +282,8 @@ ReturnToService=2
 # accounting database the Snakemake Slurm executor can only learn that a job
 # COMPLETED from squeue, and it only trusts squeue when MinJobAge >= 3x its
 # first status-check delay (otherwise it falls back to sacct, which fails here).
+# 3600 s (Slurm's default is 300) also lets the test inspect every job of a
+# long run afterwards.
 MinJobAge=$MIN_JOB_AGE
 SlurmctldTimeout=30
 SlurmdTimeout=30

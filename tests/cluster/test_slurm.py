@@ -13,9 +13,10 @@ nothing here schedules anything itself.
   CSV result must be equal.
 
 Proof that jobs went through Slurm does not need an accounting database (there is
-none): the executor's per-job logs under ``.snakemake/slurm_logs/``, the jobs'
-records in ``squeue --states=all`` (kept for MinJobAge = 300 s) and slurmctld's
-``sched: Allocate JobId=...`` log lines.
+none): for every job Snakemake reports as submitted, the executor's log under
+``.snakemake/slurm_logs/``, slurmctld's ``sched: Allocate JobId=...`` (or backfill
+``Started JobId=...``) and ``_job_complete: JobId=... WEXITSTATUS 0`` log lines, and the job's record in
+``squeue --states=all`` (kept for MinJobAge = 3600 s), state COMPLETED.
 """
 
 from __future__ import annotations
@@ -43,8 +44,13 @@ VENV_BIN = Path(sys.executable).parent  # the interpreter running pytest: the pr
 INSTALL_TIMEOUT_S = 1200  # apt-get update + install on a slow mirror
 START_TIMEOUT_S = 120
 STOP_TIMEOUT_S = 90
-LOCAL_RUN_TIMEOUT_S = 120
-SLURM_RUN_TIMEOUT_S = 240  # local + Slurm run of one test stay below 5 minutes
+# Bounds for one Snakemake run.  The toy workflow needs ~10 s locally and ~45 s on
+# Slurm.  The pipeline on tests/config/tiny.yaml (63 Slurm jobs) needed 1.5-3 min
+# locally and 6-9.5 min on Slurm on a 2-CPU machine: every Slurm job pays ~8 s of
+# Snakemake start-up (twice: batch step and srun step) and the node runs only
+# nproc jobs at once.  Override with DDPPM_CLUSTER_{LOCAL,SLURM}_TIMEOUT (seconds).
+LOCAL_RUN_TIMEOUT_S = int(os.environ.get("DDPPM_CLUSTER_LOCAL_TIMEOUT", "300"))
+SLURM_RUN_TIMEOUT_S = int(os.environ.get("DDPPM_CLUSTER_SLURM_TIMEOUT", "900"))
 # First status query this many seconds after a submission (the profile keeps the
 # plugin's default of 40 s, which suits a real cluster but would make this test
 # wait 40 s per DAG level).  MinJobAge=300 >= 3 * 2, so squeue is still trusted.
@@ -83,17 +89,25 @@ def _tail(proc, n=60):
     return "\n".join(text.splitlines()[-n:])
 
 
-def _slurm_env(cluster):
-    """Environment for Slurm clients and Snakemake: our SLURM_CONF, the venv first on PATH."""
+def _local_env(workdir=None):
+    """Environment for Snakemake: the venv first on PATH, no inherited Slurm job variables.
+
+    If workdir has a src/ (a copy of this repository), it goes first on PYTHONPATH:
+    the venv's editable install points at the live checkout, which other people may
+    be editing while the runs take minutes; each run must use its own snapshot.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SRUN_"))}
-    env["SLURM_CONF"] = cluster["conf"]
-    env["PATH"] = os.pathsep.join([str(VENV_BIN), "/usr/sbin", "/usr/bin", env.get("PATH", "")])
+    env["PATH"] = os.pathsep.join([str(VENV_BIN), env.get("PATH", "")])
+    if workdir is not None and (Path(workdir) / "src").is_dir():
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(workdir) / "src"), env.get("PYTHONPATH")]))
     return env
 
 
-def _local_env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SRUN_"))}
-    env["PATH"] = os.pathsep.join([str(VENV_BIN), env.get("PATH", "")])
+def _slurm_env(cluster, workdir=None):
+    """As _local_env, plus our SLURM_CONF and the Slurm binaries on PATH (sbatch passes it all on)."""
+    env = _local_env(workdir)
+    env["SLURM_CONF"] = cluster["conf"]
+    env["PATH"] = os.pathsep.join([str(VENV_BIN), "/usr/sbin", "/usr/bin", env["PATH"]])
     return env
 
 
@@ -116,7 +130,7 @@ def _run_snakemake_on_slurm(workdir, extra, cluster, capsys, label):
     proc, secs = _run(
         [*_snakemake(), *extra, *_slurm_args()],
         cwd=workdir,
-        env=_slurm_env(cluster),
+        env=_slurm_env(cluster, workdir),
         timeout=SLURM_RUN_TIMEOUT_S,
     )
     with capsys.disabled():
@@ -129,7 +143,7 @@ def _run_snakemake_locally(workdir, extra, capsys, label):
     proc, secs = _run(
         [*_snakemake(), *extra, "--cores", "2"],
         cwd=workdir,
-        env=_local_env(),
+        env=_local_env(workdir),
         timeout=LOCAL_RUN_TIMEOUT_S,
     )
     with capsys.disabled():
@@ -138,13 +152,43 @@ def _run_snakemake_locally(workdir, extra, capsys, label):
     return proc, secs
 
 
-def _slurm_jobs_of_run(proc, cluster):
-    """{jobid: (comment, state, min_memory, time_limit)} of the jobs this Snakemake run submitted."""
-    m = re.search(r"SLURM run ID: (\S+)", proc.stdout + proc.stderr)
-    assert m, "no 'SLURM run ID' in Snakemake's output: was the slurm executor used at all?"
-    run_id = m.group(1)
+# "Job 3 has been submitted with SLURM jobid 7 (log: /…/.snakemake/slurm_logs/rule_x/…/7.log)."
+SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: (.+?)\)\.$", re.MULTILINE)
+
+
+def _assert_went_through_slurm(workdir, proc, cluster):
+    """sacct-free proof that every job of this run went through Slurm.
+
+    Returns {slurm jobid: (rule, state, min_memory, time_limit)} from squeue.
+    """
+    out = proc.stdout + "\n" + proc.stderr
+    submitted = {jobid: Path(log) for jobid, log in SUBMITTED.findall(out)}
+    assert submitted, "Snakemake submitted no job to Slurm: was the slurm executor used at all?"
+
+    # 1. The executor's log of each job (profiles/slurm sets slurm-keep-successful-logs),
+    #    .snakemake/slurm_logs/rule_<rule>/<wildcards>/<jobid>.log, written by the job.
+    logdir = (Path(workdir) / ".snakemake" / "slurm_logs").resolve()
+    rule_of = {}
+    for jobid, log in submitted.items():
+        assert log.is_file() and log.stat().st_size > 0, f"Slurm job {jobid}: no log {log}"
+        parts = log.resolve().relative_to(logdir).parts
+        assert parts[0].startswith("rule_"), f"unexpected log path {log}"
+        rule_of[jobid] = parts[0].removeprefix("rule_")
+
+    # 2. slurmctld started each job on the node and saw it exit with status 0.
+    ctld_log = Path(cluster["dir"], "log", "slurmctld.log").read_text()
+    # main scheduler: "sched: Allocate JobId=N ..."; backfill: "sched/backfill: _start_job: Started JobId=N ..."
+    allocated = set(re.findall(r"(?:sched: Allocate|_start_job: Started) JobId=(\d+) ", ctld_log))
+    exited_ok = set(re.findall(r"_job_complete: JobId=(\d+) WEXITSTATUS 0\b", ctld_log))
+    assert set(submitted) <= allocated, f"slurmctld never allocated {sorted(set(submitted) - allocated)}"
+    assert set(submitted) <= exited_ok, f"no clean exit in slurmctld.log for {sorted(set(submitted) - exited_ok)}"
+
+    # 3. squeue still knows every job (MinJobAge=3600 in slurm.sh), named after the
+    #    executor's run ID, COMPLETED, with the rule in the comment.
+    m = re.search(r"SLURM run ID: (\S+)", out)
+    assert m, "no 'SLURM run ID' in Snakemake's output"
     q, _ = _run(
-        ["squeue", "--states=all", "--noheader", "--name", run_id, "--format=%i|%k|%T|%m|%l"],
+        ["squeue", "--states=all", "--noheader", "--name", m.group(1), "--format=%i|%k|%T|%m|%l"],
         env=_slurm_env(cluster),
         timeout=30,
     )
@@ -152,30 +196,12 @@ def _slurm_jobs_of_run(proc, cluster):
     jobs = {}
     for line in q.stdout.splitlines():
         jobid, comment, state, mem, limit = line.strip().split("|")
-        jobs[jobid] = (comment, state, mem, limit)
-    return jobs
-
-
-def _assert_went_through_slurm(workdir, proc, cluster):
-    """sacct-free proof: executor logs, squeue records and slurmctld allocations agree."""
-    jobs = _slurm_jobs_of_run(proc, cluster)
-    assert jobs, "squeue knows no job of this run: nothing was submitted to Slurm"
+        jobs[jobid] = (comment.removeprefix("rule_").split("_wildcards_")[0], state, mem, limit)
+    assert set(jobs) == set(submitted), f"squeue jobs {sorted(jobs)} != submitted {sorted(submitted)}"
     not_done = {j: v for j, v in jobs.items() if v[1] != "COMPLETED"}
     assert not not_done, f"Slurm jobs not COMPLETED: {not_done}"
-
-    # .snakemake/slurm_logs/rule_<rule>/<wildcards>/<jobid>.log, one per job
-    # (profiles/slurm sets slurm-keep-successful-logs).
-    logdir = Path(workdir) / ".snakemake" / "slurm_logs"
-    logs = {p.stem: p for p in logdir.rglob("*.log")}
-    missing = sorted(set(jobs) - set(logs))
-    assert not missing, f"no executor log under {logdir} for Slurm jobs {missing}"
-    for jobid, (comment, *_rest) in jobs.items():
-        rule = comment.removeprefix("rule_").split("_wildcards_")[0]
-        assert f"rule_{rule}" in logs[jobid].parts, f"log of job {jobid} not under rule_{rule}: {logs[jobid]}"
-
-    ctld_log = Path(cluster["dir"], "log", "slurmctld.log").read_text()
-    allocated = set(re.findall(r"sched: Allocate JobId=(\d+) ", ctld_log))
-    assert set(jobs) <= allocated, f"slurmctld never allocated jobs {sorted(set(jobs) - allocated)}"
+    wrong_rule = {j: (v[0], rule_of[j]) for j, v in jobs.items() if v[0] != rule_of[j]}
+    assert not wrong_rule, f"squeue comment and log directory disagree: {wrong_rule}"
     return jobs
 
 
@@ -367,8 +393,8 @@ def test_toy_workflow_runs_on_slurm(slurm_cluster, tmp_path, capsys):
 
     jobs = _assert_went_through_slurm(slurm_dir, proc, slurm_cluster)
     by_rule = {}
-    for comment, _state, mem, limit in jobs.values():
-        by_rule.setdefault(comment.removeprefix("rule_").split("_wildcards_")[0], set()).add((mem, limit))
+    for rule, _state, mem, limit in jobs.values():
+        by_rule.setdefault(rule, set()).add((mem, limit))
     # 2 x simulate, calibrate, summary, delta_curve; `all` has no action and runs locally.
     assert sorted(by_rule) == ["calibrate", "delta_curve", "simulate", "summary"], by_rule
     assert len(jobs) == 5, jobs
@@ -379,29 +405,24 @@ def test_toy_workflow_runs_on_slurm(slurm_cluster, tmp_path, capsys):
     assert len(files) == 5, files  # sim_1, sim_2, calibration (Parquet); summary, delta_curve (CSV)
 
 
-def test_pipeline_on_slurm_matches_local(slurm_cluster, tmp_path, capsys):
-    tiny = Path("tests/config/tiny.yaml")
-    missing = [str(p) for p in (Path("Snakefile"), tiny) if not (REPO / p).is_file()]
-    if missing:
-        pytest.skip(f"the pipeline is not there yet (missing {', '.join(missing)})")
+def test_pipeline_on_slurm_matches_local(slurm_cluster, tiny_run, tmp_path, capsys):
+    """The tiny config through Slurm gives the same results as the session's local tiny run."""
     if shutil.which("git") is None:
         pytest.skip("git is needed to list the repository's files")
     _skip_if_node_too_small(slurm_cluster)
+    assert tiny_run["resumed"].returncode == 0, "the local reference run failed"
+    local_dir, slurm_dir = tiny_run["work"], tmp_path / "slurm"
+    slurm_dir.mkdir()
+    _copy_repo(slurm_dir)
 
-    local_dir, slurm_dir = tmp_path / "local", tmp_path / "slurm"
-    for d in (local_dir, slurm_dir):
-        d.mkdir()
-        _copy_repo(d)
-
-    args = ["--configfile", str(tiny)]
-    _, local_s = _run_snakemake_locally(local_dir, args, capsys, "pipeline")
-    proc, slurm_s = _run_snakemake_on_slurm(slurm_dir, args, slurm_cluster, capsys, "pipeline")
-
+    proc, slurm_s = _run_snakemake_on_slurm(slurm_dir, ["--configfile", "tests/config/tiny.yaml"], slurm_cluster,
+                                            capsys, "pipeline")
     jobs = _assert_went_through_slurm(slurm_dir, proc, slurm_cluster)
     files = _assert_same_results(local_dir, slurm_dir)
     with capsys.disabled():
-        rules = sorted({c.removeprefix("rule_").split("_wildcards_")[0] for c, *_ in jobs.values()})
+        rules = sorted({rule for rule, *_ in jobs.values()})
         print(
             f"[cluster] pipeline: {len(jobs)} Slurm jobs ({', '.join(rules)}); "
-            f"{len(files)} Parquet/CSV results equal; wall time local {local_s:.1f} s, Slurm {slurm_s:.1f} s"
+            f"{len(files)} Parquet/CSV results equal; wall time local {tiny_run['seconds']:.1f} s "
+            f"(killed and resumed), Slurm {slurm_s:.1f} s"
         )

@@ -54,3 +54,17 @@ def run_config_hash(wildcards=None):
     from ddppm.io import config_hash
 
     return config_hash(config)
+
+
+# Cheap gather/plot steps run in the main Snakemake process, not as cluster jobs.
+localrules:
+    all,
+    fig2,
+    fig3,
+    tables,
+    montecarlo,
+    summarize_runs,
+    figure_fig2_panel,
+    figure_fig2,
+    figure_fig3,
+    summary_table,

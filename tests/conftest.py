@@ -1,0 +1,58 @@
+"""Shared fixtures: one tiny end-to-end pipeline run per test session (used by the workflow and Slurm tests)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+TINY = "tests/config/tiny.yaml"
+
+
+def copy_repo(dest: Path) -> Path:
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, check=True,
+                           capture_output=True, text=True).stdout.split()
+    for rel in files:
+        src = REPO / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    return dest
+
+
+def snakemake(cwd: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    return subprocess.run([SNAKEMAKE, "--cores", "2", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """Run the tiny config, kill it after the first calibration finishes, resume, and record mtimes."""
+    work = copy_repo(tmp_path_factory.mktemp("tiny"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    started = time.time()
+    proc = subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", TINY], cwd=work, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    calib = work / "results" / "calibration"
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None and not list(calib.glob("*_candidates.parquet")):
+        time.sleep(0.5)
+    finished_before = {p: p.stat().st_mtime_ns for p in (work / "results").rglob("*.parquet")}
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_early = bool(finished_before) and len(finished_before) < 40
+    snakemake(work, "--configfile", TINY, "--unlock")  # a hard kill leaves the working-directory lock behind
+    resumed = snakemake(work, "--configfile", TINY, "--rerun-incomplete")
+    return {"work": work, "finished_before": finished_before, "killed_early": killed_early, "resumed": resumed,
+            "seconds": time.time() - started}
+
+
