@@ -10,8 +10,9 @@ from ddppm.accountant import AccountantSettings, evaluate_delta
 from ddppm.algorithms import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals
 from ddppm.errors import ConfigError, PrivacyError
 from ddppm.network import paper_ring_w, partition_rows
+from ddppm.privacy import SupportBasis, cgf, diagonalize
 from ddppm.problem import DistributedProblem
-from ddppm.reference import delta_reference
+from ddppm.reference import cgf_direct, delta_reference, domain_limit
 from ddppm.seeds import run_generators
 
 KEYS = ["observer", "agent", "row", "kind", "eps"]
@@ -91,8 +92,8 @@ def test_singular_laws_agree_with_reference(problem):
     np.testing.assert_array_equal(ref.pairs["delta_mean"], 1.0)
 
 
-def test_bug_paper_rank_mode_nan_for_singular_projection(problem):
-    """BUG (privacy.diagonalize / _domain_limit, accountant.evaluate_delta): in rank mode ``paper`` a projected
+def test_regression_paper_rank_mode_nan_for_singular_projection(problem):
+    """Regression (fixed; privacy.diagonalize / _domain_limit, accountant.evaluate_delta): in rank mode ``paper`` a projected
     adjacent covariance that is singular (γ = 1 + β ≤ 0 by round-off) makes _domain_limit negative,
     log_delta_tail takes log of a negative number and the pair's δ is NaN; evaluate_delta's idxmax/max then
     silently skip the NaN pair when taking the worst case."""
@@ -222,3 +223,35 @@ def test_unknown_view_and_rank_mode_raise_config_error(problem):
         delta_reference(problem, params, [1.0], AccountantSettings(rank_mode="full", realisations=1, observers=(0,)))
     with pytest.raises(ConfigError, match="privacy.candidates.kinds"):
         AccountantSettings(candidate_kinds=("zero", "swap"))
+
+
+def test_reference_cgf_matches_library_cgf():
+    """The reference's slogdet/solve K(s) and the library's simultaneous-diagonalisation K(s) agree."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((5, 5))
+    S1 = A @ A.T / 5 + 0.2 * np.eye(5)
+    B = np.eye(5) + 0.3 * rng.standard_normal((5, 5))
+    S2 = B @ S1 @ B.T
+    dmu = rng.standard_normal(5)
+    F1, F2 = np.linalg.cholesky(S1), np.linalg.cholesky(S2)
+    pair = diagonalize(SupportBasis.of_factor(F1), F1, F2)
+    w2 = (pair.whiten @ dmu)[:, None] ** 2
+    for sign in (+1, -1):
+        limit = domain_limit(S1, S2, sign)
+        bad = pair.beta < 0 if sign > 0 else pair.beta > 0
+        exact = np.min((1 + pair.beta[bad]) / np.abs(pair.beta[bad])) if bad.any() else np.inf
+        assert limit == pytest.approx(min(exact, 1e8), rel=1e-9)
+        for s in np.geomspace(1e-6, 0.999 * min(limit, 50), 7):
+            assert cgf_direct(sign * s, S1, S2, dmu) == pytest.approx(
+                cgf(np.array([sign * s]), pair.beta, w2)[0, 0], rel=1e-8, abs=1e-14
+            )
+        if np.isfinite(exact):
+            assert cgf_direct(sign * exact * 1.01, S1, S2, dmu) == np.inf
+
+
+def test_regression_duplicate_epsilons_misalign_results(problem):
+    """Regression (fixed; accountant.evaluate_delta / check_epsilons): a repeated ε is merged by ``groupby("eps")``, so
+    ``delta`` is shorter than ``eps`` and no longer aligned with it. Fix: reject duplicates in
+    check_epsilons (naming `epsilons`) or group by the ε index instead of its value."""
+    with pytest.raises(PrivacyError, match="epsilons"):
+        evaluate_delta(problem, params_for(problem, 2, 10.0), [5.0, 1.0, 5.0], AccountantSettings(view="paper"))

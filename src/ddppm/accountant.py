@@ -94,6 +94,8 @@ def check_epsilons(eps: np.ndarray) -> np.ndarray:
     eps = np.atleast_1d(np.asarray(eps, float))
     if eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps <= 0):
         raise PrivacyError(f"epsilons must be finite and > 0, got {eps.tolist()}; fix the config key `epsilons`")
+    if np.unique(eps).size != eps.size:
+        raise PrivacyError(f"epsilons must not repeat, got {eps.tolist()}; fix the config key `epsilons`")
     return eps
 
 
@@ -159,7 +161,7 @@ def evaluate_delta(
             pair = diagonalize(support, law1.factor, law2.factor, settings.rank_mode)
             delta_mu = mean1 - law2.mean_map @ own
             tails = deltas_from_pair(pair, delta_mu, eps)
-            kl = float(np.mean(kl_divergence(pair, delta_mu))) if pair.singular is None else np.inf
+            kl = float(np.nan_to_num(np.mean(kl_divergence(pair, delta_mu)), nan=np.inf)) if pair.singular is None else np.inf
             R = tails.delta.shape[1]
             for e_idx, e in enumerate(eps):
                 records.append({

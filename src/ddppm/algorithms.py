@@ -56,10 +56,10 @@ class DDPPMParams:
     T: int
 
     def __post_init__(self) -> None:
-        if not self.alpha > 0:
-            raise ConfigError(f"alpha must be > 0, got {self.alpha!r}")
-        if not self.sigma_q > 0:
-            raise ConfigError(f"sigma_q must be > 0, got {self.sigma_q!r}")
+        if not (self.alpha > 0 and np.isfinite(self.alpha)):
+            raise ConfigError(f"alpha must be finite and > 0, got {self.alpha!r}")
+        if not (self.sigma_q > 0 and np.isfinite(self.sigma_q)):
+            raise ConfigError(f"sigma_q must be finite and > 0, got {self.sigma_q!r}")
         if int(self.T) != self.T or self.T < 1:
             raise ConfigError(f"T must be a positive integer, got {self.T!r}")
 

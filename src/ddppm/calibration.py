@@ -104,7 +104,7 @@ def check_limits(eps: np.ndarray, limits: np.ndarray) -> np.ndarray:
     limits = np.atleast_1d(np.asarray(limits, float))
     if limits.shape != eps.shape:
         raise ConfigError(f"delta_limits has {limits.size} values but epsilons has {eps.size}; give one per ε")
-    if np.any(limits <= 0) or np.any(limits >= 1):
+    if not np.all((limits > 0) & (limits < 1)):
         raise PrivacyError(f"every δ limit must lie in (0, 1), got {limits.tolist()}; fix `delta_limits`")
     return limits
 

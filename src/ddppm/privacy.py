@@ -64,7 +64,9 @@ class SupportBasis:
 def cov_factor(cov: np.ndarray) -> np.ndarray:
     """``F`` with ``F Fᵀ = cov`` (negative round-off eigenvalues clipped to 0)."""
     lam, vec = np.linalg.eigh((cov + cov.T) / 2)
-    return vec * np.sqrt(np.clip(lam, 0, None))
+    # eigh resolves eigenvalues only to ~N·eps·λ_max: anything below is round-off of a true zero.
+    floor = cov.shape[0] * np.finfo(float).eps * max(float(lam.max(initial=0.0)), 0.0)
+    return vec * np.sqrt(np.where(lam > floor, lam, 0.0))
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,9 @@ def diagonalize(support: SupportBasis, F1: np.ndarray, F2: np.ndarray, rank_mode
                     "the adjacent data set's release law has mass outside the original law's support "
                     f"(variance {outside:.3g} vs tolerance {support.rtol * support.lam_max:.3g})"
                 )
-        if singular is None and beta.size and (1 + beta).min() <= support.rtol:
-            singular = "the original release law has mass where the adjacent one has none"
+    if singular is None and beta.size and (1 + beta).min() <= support.rtol:
+        # In either mode a (numerically) singular Σ₂ on the retained subspace makes the laws mutually singular.
+        singular = "the original release law has mass where the adjacent one has none"
     mean_tol = float(np.sqrt(support.rtol * support.lam_max))
     return GaussianPair(beta=beta, whiten=whiten, V0=V0, mean_tol=mean_tol, singular=singular)
 
@@ -227,6 +230,7 @@ def deltas_from_pair(pair: GaussianPair, delta_mu: np.ndarray, eps: np.ndarray) 
     lower = np.exp(log_delta_tail(pair.beta, w2, eps, -1))
     upper[:, outside] = 1.0
     lower[:, outside] = 1.0
+    upper, lower = np.nan_to_num(upper, nan=1.0), np.nan_to_num(lower, nan=1.0)  # never understate δ
     return TailDeltas(delta=np.minimum(1.0, upper + lower), upper=upper, lower=lower)
 
 
