@@ -18,8 +18,9 @@ TINY = "tests/config/tiny.yaml"
 
 
 def copy_repo(dest: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, check=True,
-                           capture_output=True, text=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, check=True, capture_output=True, text=True
+    ).stdout.split()
     for rel in files:
         src = REPO / rel
         if src.is_file():
@@ -30,8 +31,28 @@ def copy_repo(dest: Path) -> Path:
 
 def snakemake(cwd: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
-    return subprocess.run([SNAKEMAKE, "--cores", "2", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [SNAKEMAKE, "--cores", "2", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def _incomplete_outputs(work: Path) -> set[Path]:
+    """Outputs of jobs that were running when Snakemake died (its own ``.snakemake/incomplete`` markers)."""
+    import base64
+
+    marker_dir = work / ".snakemake" / "incomplete"
+    paths = set()
+    for marker in marker_dir.rglob("*") if marker_dir.exists() else []:
+        if not marker.is_file():
+            continue
+        # Long ids are split into directories whose names carry a leading "@" (snakemake.persistence.file).
+        encoded = "".join(part.removeprefix("@") for part in marker.relative_to(marker_dir).parts)
+        try:
+            name = base64.urlsafe_b64decode(encoded.encode()).decode()
+        except ValueError:
+            continue
+        paths.add((work / name).resolve())
+    return paths
 
 
 @pytest.fixture(scope="session")
@@ -40,19 +61,33 @@ def tiny_run(tmp_path_factory):
     work = copy_repo(tmp_path_factory.mktemp("tiny"))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     started = time.time()
-    proc = subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", TINY], cwd=work, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    calib = work / "results" / "calibration"
+    proc = subprocess.Popen(
+        [SNAKEMAKE, "--cores", "2", "--configfile", TINY],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    runs = work / "results" / "runs"
     deadline = time.time() + 300
-    while time.time() < deadline and proc.poll() is None and not list(calib.glob("*_candidates.parquet")):
+    # Wait until some Monte-Carlo results are merged: then data, partition and at least one calibration have
+    # finished while other jobs are still running.
+    while time.time() < deadline and proc.poll() is None and not list(runs.glob("*/*/eps~*.parquet")):
         time.sleep(0.5)
-    finished_before = {p: p.stat().st_mtime_ns for p in (work / "results").rglob("*.parquet")}
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    in_progress = _incomplete_outputs(work)
+    finished_before = {
+        p: p.stat().st_mtime_ns for p in (work / "results").rglob("*.parquet") if p.resolve() not in in_progress
+    }
     killed_early = bool(finished_before) and len(finished_before) < 40
     snakemake(work, "--configfile", TINY, "--unlock")  # a hard kill leaves the working-directory lock behind
     resumed = snakemake(work, "--configfile", TINY, "--rerun-incomplete")
-    return {"work": work, "finished_before": finished_before, "killed_early": killed_early, "resumed": resumed,
-            "seconds": time.time() - started}
-
-
+    return {
+        "work": work,
+        "finished_before": finished_before,
+        "killed_early": killed_early,
+        "resumed": resumed,
+        "seconds": time.time() - started,
+    }

@@ -93,7 +93,8 @@ def test_singular_laws_agree_with_reference(problem):
 
 
 def test_regression_paper_rank_mode_nan_for_singular_projection(problem):
-    """Regression (fixed; privacy.diagonalize / _domain_limit, accountant.evaluate_delta): in rank mode ``paper`` a projected
+    """Regression (fixed) in privacy.diagonalize / _domain_limit, accountant.evaluate_delta): in rank mode
+    ``paper`` a projected
     adjacent covariance that is singular (γ = 1 + β ≤ 0 by round-off) makes _domain_limit negative,
     log_delta_tail takes log of a negative number and the pair's δ is NaN; evaluate_delta's idxmax/max then
     silently skip the NaN pair when taking the worst case."""
@@ -250,7 +251,8 @@ def test_reference_cgf_matches_library_cgf():
 
 
 def test_regression_duplicate_epsilons_misalign_results(problem):
-    """Regression (fixed; accountant.evaluate_delta / check_epsilons): a repeated ε is merged by ``groupby("eps")``, so
+    """Regression (fixed) in accountant.evaluate_delta / check_epsilons): a repeated ε is merged by
+    ``groupby("eps")``, so
     ``delta`` is shorter than ``eps`` and no longer aligned with it. Fix: reject duplicates in
     check_epsilons (naming `epsilons`) or group by the ε index instead of its value."""
     with pytest.raises(PrivacyError, match="epsilons"):

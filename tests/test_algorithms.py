@@ -234,7 +234,8 @@ def test_params_validation(alpha, sigma_q, T, match):
 
 @pytest.mark.parametrize(("alpha", "sigma_q"), [(np.inf, 1.0), (1.0, np.inf)])
 def test_regression_params_accept_infinite_alpha_or_sigma_q(alpha, sigma_q):
-    """Regression (fixed; algorithms.DDPPMParams.__post_init__): ``alpha > 0`` / ``sigma_q > 0`` let +inf through (NoiseSchedule
+    """Regression (fixed) in algorithms.DDPPMParams.__post_init__): ``alpha > 0`` / ``sigma_q > 0`` let +inf
+    through (NoiseSchedule
     checks finiteness); every iterate is then inf/NaN. Fix: require ``np.isfinite`` as NoiseSchedule does."""
     with pytest.raises(ConfigError):
         DDPPMParams(alpha, sigma_q, NoiseSchedule("constant", 1.0), 2)

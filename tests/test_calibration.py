@@ -133,7 +133,8 @@ def test_limits_outside_unit_interval_raise(problem, limits):
 
 
 def test_regression_nan_limit_is_accepted():
-    """Regression (fixed; calibration.check_limits): ``np.any(limits <= 0) or np.any(limits >= 1)`` is False for NaN, so a
+    """Regression (fixed) in calibration.check_limits): ``np.any(limits <= 0) or np.any(limits >= 1)`` is False for
+    NaN, so a
     NaN δ limit passes validation and calibrate runs the whole search and reports met=False for that ε.
     Fix: ``if not np.all((limits > 0) & (limits < 1)): raise PrivacyError(...)``."""
     with pytest.raises(PrivacyError, match="delta_limits"):

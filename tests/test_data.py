@@ -239,9 +239,7 @@ def test_read_numeric_table_formats(tmp_path: Path) -> None:
     # LARS-style diabetes file: tab separated with header, response in the last column
     p = tmp_path / "diab.txt"
     p.write_text("AGE\tSEX\tBMI\tY\n59\t2\t32.1\t151\n48\t1\t21.6\t75\n")
-    np.testing.assert_array_equal(
-        read_numeric_table(p, drop_last_column=True), [[59, 2, 32.1], [48, 1, 21.6]]
-    )
+    np.testing.assert_array_equal(read_numeric_table(p, drop_last_column=True), [[59, 2, 32.1], [48, 1, 21.6]])
     # UCI wdbc style: no header, id column, text label
     p = tmp_path / "wdbc.data"
     p.write_text("842302,M,17.99,10.38\n842517,B,20.57,17.77\n")
@@ -277,9 +275,7 @@ class _Server:
 
         handler = functools.partial(Handler, directory=str(root))
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
@@ -308,9 +304,7 @@ def test_download_success_and_load_through_url_source(server: _Server, tmp_path:
     assert server.requests == ["/table.csv"]
 
     cache = tmp_path / "cache2"
-    ds = load_dataset(
-        "ami_synthetic", source="url", url=f"{server.base}/table.csv", sha256=CSV_SHA, cache_dir=cache
-    )
+    ds = load_dataset("ami_synthetic", source="url", url=f"{server.base}/table.csv", sha256=CSV_SHA, cache_dir=cache)
     np.testing.assert_array_equal(ds.matrix, [[1, 2, 3], [4, 5, 6], [-1.5, 0, 2.5]])
     assert ds.meta["source"] == "url" and ds.meta["url"].endswith("/table.csv")
     assert ds.meta["file_sha256"] == CSV_SHA and ds.meta["sha256"] == matrix_sha256(ds.matrix)

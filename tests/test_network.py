@@ -27,9 +27,7 @@ from ddppm.network import (
 
 def test_paper_ring_exact_and_valid():
     W = paper_ring_w()
-    expected = np.array(
-        [[0.5, 0.25, 0, 0.25], [0.25, 0.5, 0.25, 0], [0, 0.25, 0.5, 0.25], [0.25, 0, 0.25, 0.5]]
-    )
+    expected = np.array([[0.5, 0.25, 0, 0.25], [0.25, 0.5, 0.25, 0], [0, 0.25, 0.5, 0.25], [0.25, 0, 0.25, 0.5]])
     np.testing.assert_array_equal(W, expected)
     validate_mixing_matrix(W)
     np.testing.assert_array_equal(mixing_matrix(), expected)
@@ -146,9 +144,7 @@ def test_gossip_one_round_uses_only_neighbours():
     assert np.all(out[:3] == 0.0) and np.all(out[3:] > 0)
 
 
-@pytest.mark.parametrize(
-    "topology,m", [("paper_ring", 4), ("ring", 9), ("path", 6), ("grid", 9), ("star", 5)]
-)
+@pytest.mark.parametrize("topology,m", [("paper_ring", 4), ("ring", 9), ("path", 6), ("grid", 9), ("star", 5)])
 def test_consensus_error_decays_like_lambda2_power(topology, m):
     """Eq. (47): ||m (W^c)_{i,:} z - sum_j z_j|| <= m lambda_2^c ||z - zbar|| for every agent i."""
     W = mixing_matrix(topology, m)

@@ -31,19 +31,31 @@ def problem():
 
 @pytest.fixture(scope="module")
 def calibration(problem):
-    return pd.DataFrame([
-        {"eps": 5.0, "met": True, "alpha": 1 / np.sqrt(problem.mu1 * problem.mu2), "sigma_q": 0.1,
-         "schedule": "geometric", "scale": 0.02, "ratio": 0.9, "T": 6},
-        {"eps": 40.0, "met": False},
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "eps": 5.0,
+                "met": True,
+                "alpha": 1 / np.sqrt(problem.mu1 * problem.mu2),
+                "sigma_q": 0.1,
+                "schedule": "geometric",
+                "scale": 0.02,
+                "ratio": 0.9,
+                "T": 6,
+            },
+            {"eps": 40.0, "met": False},
+        ]
+    )
 
 
 @pytest.mark.parametrize("method", ["ddppm", "ldp", "ldp_analytic", "dpm"])
 def test_sharded_runs_equal_unsharded_bit_for_bit(problem, calibration, method):
     whole = montecarlo_runs(problem, method, 5.0, 0.008, calibration, 7, np.arange(70), 11, "toy")
     for chunks in (2, 3, 7):
-        parts = [montecarlo_runs(problem, method, 5.0, 0.008, calibration, 7, chunk_indices(70, chunks, k), 11, "toy")
-                 for k in range(chunks)]
+        parts = [
+            montecarlo_runs(problem, method, 5.0, 0.008, calibration, 7, chunk_indices(70, chunks, k), 11, "toy")
+            for k in range(chunks)
+        ]
         merged = pd.concat(parts, ignore_index=True)
         pd.testing.assert_frame_equal(merged, whole, check_exact=True)
     assert whole["error"].notna().all() and whole["seed"].nunique() == 70
@@ -121,3 +133,30 @@ def test_schema_rejects_bad_values():
     cfg["privacy"]["view"] = "everything"
     with pytest.raises(Exception, match="view"):
         validate(cfg, schema)
+
+
+def test_sharded_calibration_chooses_the_same(problem):
+    from ddppm.pipeline import run_calibration, run_calibration_chunk
+
+    cfg = {
+        "epsilons": [5.0, 40.0],
+        "delta_limits": [0.05, 1e-3],
+        "privacy": {"view": "paper", "realisations": 2, "candidate_kinds": ["zero", "plus"]},
+        "calibration": {
+            "kappas": [0.3, 3.0, 30.0],
+            "ratios": ["growth", "one"],
+            "schedules": ["geometric"],
+            "t_offsets": [-1],
+            "runs": 8,
+            "t_max": 25,
+            "chunks": 3,
+            "seed": 5,
+        },
+        "config_hash": "test",
+    }
+    whole, whole_cands, _ = run_calibration(problem, cfg)
+    coarse = pd.concat([run_calibration_chunk(problem, cfg, k) for k in range(3)], ignore_index=True)
+    sharded, sharded_cands, _ = run_calibration(problem, cfg, coarse)
+    pd.testing.assert_frame_equal(sharded, whole)
+    pd.testing.assert_frame_equal(sharded_cands, whole_cands)
+    assert set(whole_cands["stage"]) == {"coarse", "fine"}

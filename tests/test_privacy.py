@@ -166,7 +166,8 @@ def test_renyi_infinite_for_different_supports():
 
 
 def test_regression_renyi_different_supports_default_tolerance():
-    """Regression (fixed; same cause as below): at the default rtol two rank-2 covariances with different ranges give a
+    """Regression (fixed) in same cause as below): at the default rtol two rank-2 covariances with different ranges
+    give a
     finite D_α (18.6 at α = 0.5 here) instead of inf, because eigh's round-off null eigenvalue is kept."""
     S1, S2 = _different_supports()
     assert renyi_divergence(np.zeros(3), S1, np.zeros(3), S2, 0.5) == np.inf
@@ -193,7 +194,8 @@ def test_renyi_matching_singular_supports_with_loose_tolerance(seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_regression_renyi_matching_singular_supports_default_tolerance(seed):
-    """Regression (fixed; privacy.renyi_divergence / SupportBasis.of_cov): with the default rtol = 1e-22 the ~1e-17·λ_max
+    """Regression (fixed) in privacy.renyi_divergence / SupportBasis.of_cov): with the default rtol = 1e-22 the
+    ~1e-17·λ_max
     round-off eigenvalues of eigh are kept as 'support', so matching singular supports give inf or a wrong
     finite value. The restricted divergence is finite and the docstring promises singular covariances."""
     mu1, S1, mu2, S2, V = _singular_pair(seed)

@@ -99,7 +99,9 @@ def check_epsilons(eps: np.ndarray) -> np.ndarray:
     return eps
 
 
-def own_randomness(problem: DistributedProblem, params: DDPPMParams, observer: int, settings: AccountantSettings) -> np.ndarray:
+def own_randomness(
+    problem: DistributedProblem, params: DDPPMParams, observer: int, settings: AccountantSettings
+) -> np.ndarray:
     """``R_δ`` seeded realisations of ``[q_i^(0); p_i^(1..T)]`` (rows), the observer's own randomness."""
     rng = np.random.default_rng(seed_sequence(settings.seed, "own-randomness", observer))
     n_i = int(problem.sizes[observer])
@@ -147,7 +149,9 @@ def evaluate_delta(
     sigmas = params.sigmas
     base_model = ReducedReleaseModel(problem, params.alpha, params.T, bases)
     needed = [c for c in candidates if only_pairs is None or any(p[1:] == (c.agent, c.row, c.kind) for p in only_pairs)]
-    adjacent_models = {c: ReducedReleaseModel(apply_candidate(problem, c), params.alpha, params.T, bases) for c in needed}
+    adjacent_models = {
+        c: ReducedReleaseModel(apply_candidate(problem, c), params.alpha, params.T, bases) for c in needed
+    }
     records = []
     for i in observers:
         law1 = base_model.conditional_law(params.sigma_q, sigmas, i, settings.view)
@@ -161,19 +165,29 @@ def evaluate_delta(
             pair = diagonalize(support, law1.factor, law2.factor, settings.rank_mode)
             delta_mu = mean1 - law2.mean_map @ own
             tails = deltas_from_pair(pair, delta_mu, eps)
-            kl = float(np.nan_to_num(np.mean(kl_divergence(pair, delta_mu)), nan=np.inf)) if pair.singular is None else np.inf
+            kl = (
+                float(np.nan_to_num(np.mean(kl_divergence(pair, delta_mu)), nan=np.inf))
+                if pair.singular is None
+                else np.inf
+            )
             R = tails.delta.shape[1]
             for e_idx, e in enumerate(eps):
-                records.append({
-                    "observer": i, "agent": cand.agent, "row": cand.row, "kind": cand.kind, "eps": e,
-                    "delta_mean": tails.delta[e_idx].mean(),
-                    "delta_se": tails.delta[e_idx].std(ddof=1) / np.sqrt(R) if R > 1 else np.nan,
-                    "delta_max": tails.delta[e_idx].max(),
-                    "delta_upper_mean": tails.upper[e_idx].mean(),
-                    "delta_lower_mean": tails.lower[e_idx].mean(),
-                    "kl_mean": kl,
-                    "singular": pair.singular or "",
-                })
+                records.append(
+                    {
+                        "observer": i,
+                        "agent": cand.agent,
+                        "row": cand.row,
+                        "kind": cand.kind,
+                        "eps": e,
+                        "delta_mean": tails.delta[e_idx].mean(),
+                        "delta_se": tails.delta[e_idx].std(ddof=1) / np.sqrt(R) if R > 1 else np.nan,
+                        "delta_max": tails.delta[e_idx].max(),
+                        "delta_upper_mean": tails.upper[e_idx].mean(),
+                        "delta_lower_mean": tails.lower[e_idx].mean(),
+                        "kl_mean": kl,
+                        "singular": pair.singular or "",
+                    }
+                )
     pairs = pd.DataFrame.from_records(records)
     worst_idx = pairs.groupby("eps", sort=False)["delta_mean"].idxmax()
     worst = pairs.loc[worst_idx.to_numpy()].reset_index(drop=True)

@@ -136,10 +136,7 @@ def ddppm_agentwise(problem: DistributedProblem, params: DDPPMParams, q0: np.nda
         z = np.stack([Xi.T @ qi for Xi, qi in zip(problem.blocks, q_blocks, strict=True)])
         z_hist[t] = z
         z_half = problem.m * gossip(problem.W, z, problem.c)
-        q_blocks = [
-            params.alpha * Xi @ z_half[i] + P[t, problem.agent_slice(i)]
-            for i, Xi in enumerate(problem.blocks)
-        ]
+        q_blocks = [params.alpha * Xi @ z_half[i] + P[t, problem.agent_slice(i)] for i, Xi in enumerate(problem.blocks)]
     return AgentRun(q=np.vstack(q_blocks), z_releases=z_hist)
 
 
@@ -229,7 +226,7 @@ def ddppm_deflation(
         columns.append(q)
         z = np.stack([Xi.T @ q[current.agent_slice(i)] for i, Xi in enumerate(current.blocks)])
         z_hat = current.m * gossip(current.W, z, current.c)
-        current = current.with_blocks(tuple(
-            Xi - np.outer(q[current.agent_slice(i)], z_hat[i]) for i, Xi in enumerate(current.blocks)
-        ))
+        current = current.with_blocks(
+            tuple(Xi - np.outer(q[current.agent_slice(i)], z_hat[i]) for i, Xi in enumerate(current.blocks))
+        )
     return np.column_stack(columns)

@@ -231,9 +231,7 @@ def load_dataset(
             meta["stand_in"] = "synthetic stand-in for the paper's private AMI smart-meter data"
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(
-            f"dataset {name!r} loaded with unusable shape {X.shape}; expected a non-empty n×d table."
-        )
+        raise DataError(f"dataset {name!r} loaded with unusable shape {X.shape}; expected a non-empty n×d table.")
     meta["shape"] = [int(X.shape[0]), int(X.shape[1])]
     meta["sha256"] = matrix_sha256(X)
     return Dataset(matrix=X, meta=meta)

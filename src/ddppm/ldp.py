@@ -67,7 +67,9 @@ def ldp_sigma(method: str, eps: float, delta: float) -> float:
     raise PrivacyError(f"unknown LDP method {method!r}; use one of {LDP_METHODS}")
 
 
-def ldp_errors(X: np.ndarray, sigma: float, rngs: Sequence[np.random.Generator], v: np.ndarray | None = None) -> np.ndarray:
+def ldp_errors(
+    X: np.ndarray, sigma: float, rngs: Sequence[np.random.Generator], v: np.ndarray | None = None
+) -> np.ndarray:
     """Error (eq. 37) of the top left singular vector of ``X + σG`` for each run's generator.
 
     Vectorised: the ``R`` noisy matrices are stacked and their ``d × d`` Gram matrices diagonalised at once.

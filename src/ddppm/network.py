@@ -150,9 +150,7 @@ def build_graph(
         ``edge_prob`` (key ``network.edge_prob``).
     """
     if topology not in TOPOLOGIES:
-        raise ConfigError(
-            f"network.topology: unknown topology {topology!r}; valid values are {', '.join(TOPOLOGIES)}"
-        )
+        raise ConfigError(f"network.topology: unknown topology {topology!r}; valid values are {', '.join(TOPOLOGIES)}")
     m = _check_m(m)
     if topology in ("ring", "paper_ring"):
         graph = nx.cycle_graph(m)
@@ -259,9 +257,7 @@ def mixing_matrix(
         The resulting matrix violates Assumption 2 (e.g. a disconnected Erdős–Rényi draw).
     """
     if topology not in TOPOLOGIES:
-        raise ConfigError(
-            f"network.topology: unknown topology {topology!r}; valid values are {', '.join(TOPOLOGIES)}"
-        )
+        raise ConfigError(f"network.topology: unknown topology {topology!r}; valid values are {', '.join(TOPOLOGIES)}")
     if topology == "paper_ring":
         if isinstance(m, bool) or not isinstance(m, int | np.integer) or int(m) != 4:
             raise ConfigError(
@@ -536,8 +532,7 @@ def partition_rows(
     if sizes is None:
         if n < m:
             raise ConfigError(
-                f"network.m: cannot give each of m = {m} agents at least one row of n = {n} rows; "
-                f"use m <= {n}"
+                f"network.m: cannot give each of m = {m} agents at least one row of n = {n} rows; use m <= {n}"
             )
         q, r = divmod(n, m)
         size_arr = np.array([q + 1] * r + [q] * (m - r), dtype=np.int64)
@@ -549,15 +544,12 @@ def partition_rows(
         except (TypeError, ValueError) as err:
             raise ConfigError(f"partition.sizes must be a list of integers, got {sizes!r}") from err
         if len(size_list) != m:
-            raise ConfigError(
-                f"partition.sizes must have m = {m} entries (one per agent), got {len(size_list)}"
-            )
+            raise ConfigError(f"partition.sizes must have m = {m} entries (one per agent), got {len(size_list)}")
         if min(size_list) < 1:
             raise ConfigError(f"partition.sizes: every agent needs at least 1 row, got sizes {size_list}")
         if sum(size_list) != n:
             raise ConfigError(
-                f"partition.sizes must sum to the number of rows n = {n}, but {size_list} sums to "
-                f"{sum(size_list)}"
+                f"partition.sizes must sum to the number of rows n = {n}, but {size_list} sums to {sum(size_list)}"
             )
         size_arr = np.array(size_list, dtype=np.int64)
     order = np.random.default_rng(seed).permutation(n) if shuffle else np.arange(n)
@@ -592,9 +584,7 @@ def assignment_vector(parts: Sequence[np.ndarray], n: int) -> np.ndarray:
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise ConfigError(f"partition: agent {i} has a row index outside 0..{n - 1}")
         if np.any(assign[idx] != -1) or np.unique(idx).size != idx.size:
-            raise ConfigError(
-                f"partition: agent {i} has a row that is already assigned (rows must be disjoint)"
-            )
+            raise ConfigError(f"partition: agent {i} has a row that is already assigned (rows must be disjoint)")
         assign[idx] = i
     missing = np.flatnonzero(assign == -1)
     if missing.size:

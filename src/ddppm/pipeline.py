@@ -21,12 +21,18 @@ from ddppm.algorithms import (
     dpm_error_curve,
     draw_standard_normals,
 )
-from ddppm.calibration import CalibrationGrid, calibrate, params_from_row
+from ddppm.calibration import Calibration, CalibrationGrid, params_from_row
 from ddppm.data import check_unit_ball, load_dataset, normalize
 from ddppm.errors import ConfigError
 from ddppm.io import config_hash, read_parquet
 from ddppm.ldp import ldp_errors, ldp_sigma
-from ddppm.network import mixing_matrix, parts_from_assignment, partition_rows, second_eigenvalue, validate_mixing_matrix
+from ddppm.network import (
+    mixing_matrix,
+    partition_rows,
+    parts_from_assignment,
+    second_eigenvalue,
+    validate_mixing_matrix,
+)
 from ddppm.problem import DistributedProblem
 from ddppm.seeds import run_generators, run_seed
 
@@ -46,10 +52,20 @@ def _merge(base: dict, override: dict) -> dict:
     return out
 
 
-def dataset_config(config: dict, dataset: str) -> dict:
+def _canonical(value):
+    """Key-sorted copy, so that reordering keys in a YAML file is not a parameter change."""
+    if isinstance(value, dict):
+        return {k: _canonical(value[k]) for k in sorted(value)}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def dataset_config(config: dict, dataset: str, sections: tuple[str, ...] | None = None) -> dict:
     """The configuration one dataset's jobs depend on: global sections with its overrides merged in.
 
-    Rules pass exactly this as ``params``, so editing one dataset's entry reruns only that dataset.
+    ``sections`` restricts it to what one rule reads (e.g. ``("partition", "network")``). Rules pass this as
+    ``params``, so editing one dataset's entry, or a section a rule does not read, reruns nothing else.
     """
     options = dict(config.get("dataset_options", {}).get(dataset, {}))
     merged = {section: _merge(config.get(section, {}), options.pop(section, {})) for section in SECTIONS}
@@ -57,7 +73,10 @@ def dataset_config(config: dict, dataset: str) -> dict:
     merged["epsilons"] = [float(e) for e in config["epsilons"]]
     merged["delta_limits"] = [float(d) for d in config["delta_limits"][dataset]]
     merged["delta_curve"] = dict(config.get("delta_curve", {}))
-    merged["config_hash"] = config_hash({k: v for k, v in merged.items() if k != "config_hash"})
+    if sections is not None:
+        merged = {k: merged[k] for k in sections}
+    merged = _canonical(merged)
+    merged["config_hash"] = config_hash(merged)
     return merged
 
 
@@ -70,8 +89,11 @@ def check_config(config: dict) -> None:
             raise ConfigError(f"delta_limits.{ds} is missing: give {n_eps} δ limits in (0, 1), one per ε")
         if len(limits) != n_eps:
             raise ConfigError(f"delta_limits.{ds} has {len(limits)} values but epsilons has {n_eps}; give one per ε")
-    unknown = set(config.get("dataset_options", {})) - set(config["datasets"]) - {
-        "diabetes", "breast_cancer", "wine", "ami_synthetic", "sbm_graph_signal"}
+    unknown = (
+        set(config.get("dataset_options", {}))
+        - set(config["datasets"])
+        - {"diabetes", "breast_cancer", "wine", "ami_synthetic", "sbm_graph_signal"}
+    )
     if unknown:
         raise ConfigError(f"dataset_options has unknown datasets {sorted(unknown)}")
     for ds in config["datasets"]:
@@ -118,20 +140,34 @@ def matrix_of(frame: pd.DataFrame) -> np.ndarray:
 def partition_and_network(n: int, partition_cfg: dict, network_cfg: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Row → agent table and the mixing matrix with its checks (Assumption 2) and ``λ₂``."""
     m = int(partition_cfg.get("m", 4))
-    parts = partition_rows(n, m, seed=partition_cfg.get("seed", 0), shuffle=partition_cfg.get("shuffle", True),
-                           sizes=partition_cfg.get("sizes"))
+    parts = partition_rows(
+        n,
+        m,
+        seed=partition_cfg.get("seed", 0),
+        shuffle=partition_cfg.get("shuffle", True),
+        sizes=partition_cfg.get("sizes"),
+    )
     agent = np.empty(n, dtype=int)
     for i, rows in enumerate(parts):
         agent[rows] = i
     part_df = pd.DataFrame({"row_id": np.arange(n), "agent": agent})
-    W = mixing_matrix(network_cfg.get("topology", "paper_ring"), m, seed=network_cfg.get("seed"),
-                      edge_prob=network_cfg.get("edge_prob"))
+    W = mixing_matrix(
+        network_cfg.get("topology", "paper_ring"),
+        m,
+        seed=network_cfg.get("seed"),
+        edge_prob=network_cfg.get("edge_prob"),
+    )
     validate_mixing_matrix(W, key="network")
     lam2 = second_eigenvalue(W)
     net_df = pd.DataFrame(W, columns=[f"w{j}" for j in range(m)])
     net_df.insert(0, "agent", np.arange(m))
-    meta = {"c": int(network_cfg.get("c", 20)), "topology": network_cfg.get("topology", "paper_ring"),
-            "lambda2": lam2, "m": m, "sizes": [len(p) for p in parts]}
+    meta = {
+        "c": int(network_cfg.get("c", 20)),
+        "topology": network_cfg.get("topology", "paper_ring"),
+        "lambda2": lam2,
+        "m": m,
+        "sizes": [len(p) for p in parts],
+    }
     return part_df, net_df, meta
 
 
@@ -153,31 +189,61 @@ def load_problem(data_path: str | Path, partition_path: str | Path, network_path
 def accountant_settings(privacy_cfg: dict) -> AccountantSettings:
     observers = privacy_cfg.get("observers")
     return AccountantSettings(
-        view=privacy_cfg.get("view", "network"), rank_mode=privacy_cfg.get("rank_mode", "support"),
+        view=privacy_cfg.get("view", "network"),
+        rank_mode=privacy_cfg.get("rank_mode", "support"),
         rank_rtol=float(privacy_cfg.get("rank_rtol", 1e-22)),
         candidate_rows=int(privacy_cfg.get("candidate_rows", 1)),
         candidate_kinds=tuple(privacy_cfg.get("candidate_kinds", ("zero", "plus", "minus"))),
         observers=tuple(observers) if observers else None,
-        realisations=int(privacy_cfg.get("realisations", 8)), seed=int(privacy_cfg.get("seed", 2)),
+        realisations=int(privacy_cfg.get("realisations", 8)),
+        seed=int(privacy_cfg.get("seed", 2)),
     )
 
 
 def calibration_grid(cal_cfg: dict) -> CalibrationGrid:
-    fields = {k: v for k, v in cal_cfg.items() if k != "seed"}
+    fields = {k: v for k, v in cal_cfg.items() if k not in ("seed", "chunks")}
     for key in ("kappas", "schedules", "ratios", "t_offsets", "alpha_factors", "sigma_q_factors"):
         if key in fields:
             fields[key] = tuple(fields[key])
     return CalibrationGrid(**fields)
 
 
-def run_calibration(problem: DistributedProblem, cfg: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Spec §7 for one dataset: the chosen table (one row per ε), every candidate, and metadata."""
-    result = calibrate(problem, np.array(cfg["epsilons"]), np.array(cfg["delta_limits"]),
-                       calibration_grid(cfg["calibration"]), accountant_settings(cfg["privacy"]),
-                       seed=int(cfg["calibration"].get("seed", 3)))
-    meta = {"t_star": result.t_star, "t_star_reached": result.t_star_reached, "mu1": result.mu1, "mu2": result.mu2,
-            "screen_pairs": [list(p) for p in result.screen], "privacy": cfg["privacy"],
-            "calibration": cfg["calibration"], "config_hash": cfg["config_hash"]}
+def _calibration(problem: DistributedProblem, cfg: dict) -> Calibration:
+    return Calibration(
+        problem,
+        np.array(cfg["epsilons"]),
+        np.array(cfg["delta_limits"]),
+        calibration_grid(cfg["calibration"]),
+        accountant_settings(cfg["privacy"]),
+        seed=int(cfg["calibration"].get("seed", 3)),
+    )
+
+
+def run_calibration_chunk(problem: DistributedProblem, cfg: dict, chunk: int) -> pd.DataFrame:
+    """Coarse-grid slice ``chunk`` of ``calibration.chunks`` (one cluster job each)."""
+    return _calibration(problem, cfg).coarse_rows(chunk, int(cfg["calibration"].get("chunks", 1)))
+
+
+def run_calibration(
+    problem: DistributedProblem, cfg: dict, coarse: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Spec §7 for one dataset: the chosen table (one row per ε), every candidate, and metadata.
+
+    ``coarse`` is the gathered output of :func:`run_calibration_chunk`; without it the coarse grid is
+    assessed here. Either way the result is the same.
+    """
+    run = _calibration(problem, cfg)
+    result = run.finish(run.coarse_rows() if coarse is None else coarse)
+    meta = {
+        "t_star": result.t_star,
+        "t_star_reached": result.t_star_reached,
+        "mu1": result.mu1,
+        "mu2": result.mu2,
+        "screen_pairs": [list(p) for p in result.screen],
+        "privacy": cfg["privacy"],
+        "calibration": cfg["calibration"],
+        "config_hash": cfg["config_hash"],
+    }
     return result.chosen, result.candidates, meta
 
 
@@ -215,8 +281,17 @@ def blocked_errors(run_indices: np.ndarray, compute) -> np.ndarray:
     return np.array([results[int(r)] for r in run_indices], dtype=float)
 
 
-def montecarlo_runs(problem: DistributedProblem, method: str, eps: float, delta: float, calibration: pd.DataFrame,
-                    t_star: int, run_indices: np.ndarray, seed: int, dataset: str) -> pd.DataFrame:
+def montecarlo_runs(
+    problem: DistributedProblem,
+    method: str,
+    eps: float,
+    delta: float,
+    calibration: pd.DataFrame,
+    t_star: int,
+    run_indices: np.ndarray,
+    seed: int,
+    dataset: str,
+) -> pd.DataFrame:
     """Per-run errors of ``method`` at (ε, δ). Seeds derive from (dataset, method, ε, run index) only."""
     if method not in METHODS:
         raise ConfigError(f"montecarlo.methods: unknown method {method!r}; use {METHODS}")
@@ -243,33 +318,54 @@ def montecarlo_runs(problem: DistributedProblem, method: str, eps: float, delta:
 
         def compute(runs):
             return ldp_errors(problem.X, sigma, run_generators(seed, labels, runs), problem.top_eigenvector)
+
     errors = blocked_errors(run_indices, compute) if feasible else np.full(len(run_indices), np.nan)
-    return pd.DataFrame({
-        "dataset": dataset, "method": method, "eps": float(eps), "delta": float(delta), "feasible": feasible,
-        "T": T, "run": np.asarray(run_indices, dtype=int),
-        "seed": [run_seed(seed, labels, int(r)) for r in run_indices], "error": errors,
-    })
+    return pd.DataFrame(
+        {
+            "dataset": dataset,
+            "method": method,
+            "eps": float(eps),
+            "delta": float(delta),
+            "feasible": feasible,
+            "T": T,
+            "run": np.asarray(run_indices, dtype=int),
+            "seed": [run_seed(seed, labels, int(r)) for r in run_indices],
+            "error": errors,
+        }
+    )
 
 
 def summarize_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, method, ε): mean error, the 2.5–97.5% band of runs and the 95% CI of the mean."""
+
     def stats(g: pd.DataFrame) -> pd.Series:
         e = g["error"].dropna().to_numpy()
         n = e.size
         mean = e.mean() if n else np.nan
         se = e.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
-        lo, hi = (np.quantile(e, [0.025, 0.975]) if n else (np.nan, np.nan))
-        return pd.Series({"n_runs": n, "error_mean": mean, "error_lo": lo, "error_hi": hi,
-                          "ci_lo": mean - 1.96 * se, "ci_hi": mean + 1.96 * se,
-                          "delta": g["delta"].iloc[0], "feasible": bool(g["feasible"].iloc[0])})
+        lo, hi = np.quantile(e, [0.025, 0.975]) if n else (np.nan, np.nan)
+        return pd.Series(
+            {
+                "n_runs": n,
+                "error_mean": mean,
+                "error_lo": lo,
+                "error_hi": hi,
+                "ci_lo": mean - 1.96 * se,
+                "ci_hi": mean + 1.96 * se,
+                "delta": g["delta"].iloc[0],
+                "feasible": bool(g["feasible"].iloc[0]),
+            }
+        )
+
     return runs.groupby(["dataset", "method", "eps"], sort=True).apply(stats, include_groups=False).reset_index()
 
 
 # --- Fig. 3: δ and error against T -------------------------------------------------------------------------
 
 
-def delta_curve(problem: DistributedProblem, calibration: pd.DataFrame, candidates: pd.DataFrame, cfg: dict,
-                dataset: str) -> tuple[pd.DataFrame, dict]:
+def delta_curve(
+    problem: DistributedProblem, calibration: pd.DataFrame, candidates: pd.DataFrame, cfg: dict, dataset: str
+) -> tuple[pd.DataFrame, dict]:
     """δ(ε) and the error for T = 1..T_max with the other calibrated parameters fixed (paper Fig. 3).
 
     If no candidate met the limit at this ε, the least-δ candidate is used and the table says so.
@@ -296,13 +392,34 @@ def delta_curve(problem: DistributedProblem, calibration: pd.DataFrame, candidat
         res = evaluate_delta(problem, params, np.array([eps]), settings)
         err = ddppm_errors(problem, params, z0, zp)
         bound = theorem3_bound(problem, params)
-        rows.append({"dataset": dataset, "eps": eps, "T": T, "delta": res.delta[0], "delta_se": res.delta_se[0],
-                     "delta_max": res.delta_max[0], "delta_upper": res.delta_upper[0], "delta_limit": limit,
-                     "error_mean": err.mean(), "error_lo": np.quantile(err, 0.025),
-                     "error_hi": np.quantile(err, 0.975), "bound_sin": bound["bound_sin"],
-                     "T_calibrated": base.T, "params_source": source})
-    meta = {"params_source": source, "alpha": base.alpha, "sigma_q": base.sigma_q, "schedule": base.schedule.kind,
-            "scale": base.schedule.scale, "ratio": base.schedule.ratio, "config_hash": cfg["config_hash"]}
+        rows.append(
+            {
+                "dataset": dataset,
+                "eps": eps,
+                "T": T,
+                "delta": res.delta[0],
+                "delta_se": res.delta_se[0],
+                "delta_max": res.delta_max[0],
+                "delta_upper": res.delta_upper[0],
+                "delta_limit": limit,
+                "error_mean": err.mean(),
+                "error_lo": np.quantile(err, 0.025),
+                "error_hi": np.quantile(err, 0.975),
+                "bound_sin": bound["bound_sin"],
+                "bound_det": float(np.sqrt(min(1.0, bound["consensus_term"] + bound["power_term"]))),
+                "T_calibrated": base.T,
+                "params_source": source,
+            }
+        )
+    meta = {
+        "params_source": source,
+        "alpha": base.alpha,
+        "sigma_q": base.sigma_q,
+        "schedule": base.schedule.kind,
+        "scale": base.schedule.scale,
+        "ratio": base.schedule.ratio,
+        "config_hash": cfg["config_hash"],
+    }
     return pd.DataFrame(rows), meta
 
 
@@ -310,8 +427,21 @@ def summary_table(errors: pd.DataFrame, calibration: pd.DataFrame) -> pd.DataFra
     """``summary.csv``: per dataset and ε, errors of every method, and δ achieved against the δ limit."""
     wide = errors.pivot_table(index=["dataset", "eps"], columns="method", values="error_mean", dropna=False)
     wide.columns = [f"error_{m}" for m in wide.columns]
-    cal_cols = ["dataset", "eps", "delta_limit", "met", "delta", "delta_se", "delta_upper", "delta_max", "T",
-                "kappa", "schedule", "ratio_name", "reason"]
+    cal_cols = [
+        "dataset",
+        "eps",
+        "delta_limit",
+        "met",
+        "delta",
+        "delta_se",
+        "delta_upper",
+        "delta_max",
+        "T",
+        "kappa",
+        "schedule",
+        "ratio_name",
+        "reason",
+    ]
     cal = calibration.reindex(columns=cal_cols)
     out = wide.reset_index().merge(cal, on=["dataset", "eps"], how="left")
     if "error_ddppm" in out and "error_ldp" in out:

@@ -61,6 +61,7 @@ ERROR_LABEL = (
 BAND_LABEL = "shaded: middle 95% of runs (2.5–97.5%)"
 INFEASIBLE_LABEL = "D-DP-PM: no parameters met δ limit"
 BOUND_LABEL = "Theorem 3 bound (w.p. 0.95)"
+DET_LABEL = "Theorem 3: consensus + power terms"
 CHANCE_LABEL = r"chance level $\sqrt{1-1/n}$"
 
 _RC = {
@@ -333,7 +334,7 @@ def fig3(curves: pd.DataFrame, bound_label: str = BOUND_LABEL, show_upper_tail: 
         del_vals: list[float] = []
         all_vacuous = bool(datasets)
         n_ds = max(len(datasets), 1)
-        has_bound = has_se = has_upper = False
+        has_bound = has_se = has_upper = has_det = False
         for i, ds in enumerate(datasets):
             g = curves[curves["dataset"] == ds].sort_values("T")
             color = _DATASET_COLORS[i % len(_DATASET_COLORS)]
@@ -357,6 +358,11 @@ def fig3(curves: pd.DataFrame, bound_label: str = BOUND_LABEL, show_upper_tail: 
                 all_vacuous &= bool(np.all(b[np.isfinite(b)] >= 1.0 - 1e-12)) and np.isfinite(b).any()
             else:
                 all_vacuous = False
+            if "bound_det" in g:
+                bd = g["bound_det"].to_numpy(dtype=float)
+                ax_err.plot(T, bd, color=color, linestyle=":", linewidth=1.3, zorder=2.5)
+                err_vals += list(bd)
+                has_det = bool(np.isfinite(bd).any())
 
             d = g["delta"].to_numpy(dtype=float) if "delta" in g else np.full(T.size, np.nan)
             ax_del.plot(T, d, color=color, marker="o", zorder=3)
@@ -383,6 +389,8 @@ def fig3(curves: pd.DataFrame, bound_label: str = BOUND_LABEL, show_upper_tail: 
 
         if has_bound:
             handles[bound_label] = Line2D([], [], color="0.2", linestyle="--", linewidth=1.4)
+        if has_det:
+            handles[DET_LABEL] = Line2D([], [], color="0.2", linestyle=":", linewidth=1.3)
         handles[BAND_LABEL] = Patch(facecolor="0.5", alpha=0.25)
         handles[f"δ limit at ε = {eps_txt}"] = Line2D([], [], color="0.2", linestyle=":", linewidth=1.6)
         if has_se:

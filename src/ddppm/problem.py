@@ -50,13 +50,10 @@ class DistributedProblem:
             raise ConfigError(f"network.c must be a non-negative integer, got {self.c!r}")
 
     @classmethod
-    def from_partition(
-        cls, X: np.ndarray, parts: list[np.ndarray], W: np.ndarray, c: int
-    ) -> DistributedProblem:
+    def from_partition(cls, X: np.ndarray, parts: list[np.ndarray], W: np.ndarray, c: int) -> DistributedProblem:
         """Build the problem from the global matrix and each agent's row indices."""
         blocks = tuple(np.ascontiguousarray(X[np.asarray(p)], dtype=float) for p in parts)
-        return cls(blocks=blocks, W=np.asarray(W, dtype=float), c=int(c),
-                   row_ids=tuple(np.asarray(p) for p in parts))
+        return cls(blocks=blocks, W=np.asarray(W, dtype=float), c=int(c), row_ids=tuple(np.asarray(p) for p in parts))
 
     @property
     def m(self) -> int:

@@ -61,7 +61,9 @@ def release_matrices(problem: DistributedProblem, alpha: float, T: int) -> tuple
     return M, L
 
 
-def view_rows(problem: DistributedProblem, T: int, observer: int, view: str, q_dims: np.ndarray | None = None) -> np.ndarray:
+def view_rows(
+    problem: DistributedProblem, T: int, observer: int, view: str, q_dims: np.ndarray | None = None
+) -> np.ndarray:
     """Indices of ``y`` that observer ``i`` sees (spec §6.1).
 
     ``network``: all of ``y``. ``paper``: ``y_i = S_i y`` (eq. 22–25), agent i's own ``z_i^(t)`` and its

@@ -14,7 +14,9 @@ import numpy as np
 
 
 def _label_words(labels: Iterable[object]) -> list[int]:
-    text = "|".join(repr(float(x)) if isinstance(x, int | float | np.number) and not isinstance(x, bool) else str(x) for x in labels)
+    text = "|".join(
+        repr(float(x)) if isinstance(x, int | float | np.number) and not isinstance(x, bool) else str(x) for x in labels
+    )
     digest = hashlib.sha256(text.encode()).digest()
     return [int(w) for w in np.frombuffer(digest[:16], dtype=np.uint32)]
 

@@ -415,8 +415,9 @@ def test_pipeline_on_slurm_matches_local(slurm_cluster, tiny_run, tmp_path, caps
     slurm_dir.mkdir()
     _copy_repo(slurm_dir)
 
-    proc, slurm_s = _run_snakemake_on_slurm(slurm_dir, ["--configfile", "tests/config/tiny.yaml"], slurm_cluster,
-                                            capsys, "pipeline")
+    proc, slurm_s = _run_snakemake_on_slurm(
+        slurm_dir, ["--configfile", "tests/config/tiny.yaml"], slurm_cluster, capsys, "pipeline"
+    )
     jobs = _assert_went_through_slurm(slurm_dir, proc, slurm_cluster)
     files = _assert_same_results(local_dir, slurm_dir)
     with capsys.disabled():

@@ -1,11 +1,15 @@
-import json
+import copy
 
 from snakemake.utils import validate
 
 from ddppm.pipeline import check_config, dataset_config, eps_label
 
 
+# Per-dataset overrides are validated like the global sections, but schema defaults must not be injected
+# into them: an injected default would silently override the global value for that dataset.
+_overrides = copy.deepcopy(config.get("dataset_options", {}))
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
+config["dataset_options"] = _overrides
 check_config(config)
 
 RESULTS = config["results_dir"]
@@ -23,9 +27,13 @@ wildcard_constraints:
     chunk=r"[0-9]+",
 
 
-def ds_cfg(wildcards):
-    """Exactly the configuration this dataset's jobs depend on (params change detection)."""
-    return dataset_config(config, wildcards.dataset)
+def ds_params(*sections):
+    """Exactly the configuration sections a rule reads, for this dataset (params change detection)."""
+    return lambda wildcards: dataset_config(config, wildcards.dataset, sections)
+
+
+def calibration_chunks(dataset):
+    return int(dataset_config(config, dataset)["calibration"].get("chunks", 1))
 
 
 def mc_chunks(dataset):

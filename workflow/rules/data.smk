@@ -2,7 +2,7 @@ rule prepare_dataset:
     output:
         f"{RESULTS}/data/{{dataset}}/normalized.parquet",
     params:
-        cfg=ds_cfg,
+        cfg=ds_params("dataset",),
     log:
         f"{LOGS}/prepare_dataset/{{dataset}}.log",
     resources:
@@ -21,7 +21,7 @@ rule partition:
         partition=f"{RESULTS}/data/{{dataset}}/partition.parquet",
         network=f"{RESULTS}/data/{{dataset}}/network.parquet",
     params:
-        cfg=ds_cfg,
+        cfg=ds_params("partition", "network"),
     log:
         f"{LOGS}/partition/{{dataset}}.log",
     resources:

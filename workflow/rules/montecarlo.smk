@@ -7,7 +7,7 @@ rule montecarlo_chunk:
     output:
         temp(f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.parquet"),
     params:
-        cfg=ds_cfg,
+        cfg=ds_params("epsilons", "delta_limits", "montecarlo"),
     log:
         f"{LOGS}/montecarlo/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.log",
     benchmark:
@@ -33,7 +33,7 @@ rule montecarlo:
     output:
         f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}.parquet",
     params:
-        cfg=ds_cfg,
+        cfg=ds_params("montecarlo",),
     log:
         f"{LOGS}/montecarlo_merge/{{dataset}}/{{method}}/eps~{{eps}}.log",
     resources:
@@ -56,7 +56,7 @@ rule summarize_runs:
     output:
         f"{RESULTS}/tables/errors_{{dataset}}.parquet",
     params:
-        cfg=ds_cfg,
+        cfg=ds_params("montecarlo",),
     log:
         f"{LOGS}/summarize_runs/{{dataset}}.log",
     resources:

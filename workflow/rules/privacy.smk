@@ -8,7 +8,7 @@ rule delta_curve:
     output:
         f"{RESULTS}/privacy/{{dataset}}/delta_vs_T.parquet",
     params:
-        cfg=ds_cfg,
+        cfg=ds_params("epsilons", "delta_limits", "delta_curve", "privacy", "montecarlo"),
     log:
         f"{LOGS}/delta_curve/{{dataset}}.log",
     benchmark:

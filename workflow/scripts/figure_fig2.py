@@ -22,6 +22,9 @@ for errors_path, calib_path, data_path in zip(
     summary = summary.assign(label=label)
     panels.append((label, summary, calibration, len(data)))
 
-fig = fig2_single(panels[0][1], panels[0][2], panels[0][0], n=panels[0][3]) if snakemake.rule == "figure_fig2_panel" \
+fig = (
+    fig2_single(panels[0][1], panels[0][2], panels[0][0], n=panels[0][3])
+    if snakemake.rule == "figure_fig2_panel"
     else fig2_grid(panels)
+)
 save_figure(fig, snakemake.output.png, snakemake.output.pdf)

@@ -10,5 +10,8 @@ cfg = snakemake.params.cfg
 merged = pd.concat([read_parquet(path)[0] for path in snakemake.input], ignore_index=True)
 merged = merged.sort_values("run", kind="stable").reset_index(drop=True)
 log.info("merged %d chunks, %d runs", len(snakemake.input), len(merged))
-write_parquet(merged, snakemake.output[0], {"config_hash": cfg["config_hash"], "seed": cfg["montecarlo"]["seed"],
-                                            "chunks": len(snakemake.input)})
+write_parquet(
+    merged,
+    snakemake.output[0],
+    {"config_hash": cfg["config_hash"], "seed": cfg["montecarlo"]["seed"], "chunks": len(snakemake.input)},
+)

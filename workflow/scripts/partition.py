@@ -7,8 +7,9 @@ log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 data, _ = read_parquet(snakemake.input[0])
 part, net, meta = partition_and_network(len(data), cfg["partition"], cfg["network"])
-log.info("partition sizes %s, topology %s, c=%d, lambda2=%.4f", meta["sizes"], meta["topology"], meta["c"],
-         meta["lambda2"])
+log.info(
+    "partition sizes %s, topology %s, c=%d, lambda2=%.4f", meta["sizes"], meta["topology"], meta["c"], meta["lambda2"]
+)
 common = {"config_hash": cfg["config_hash"], "partition": cfg["partition"], "network": cfg["network"]}
 write_parquet(part, snakemake.output.partition, {**common, **meta})
 write_parquet(net, snakemake.output.network, {**common, **meta})
