@@ -189,14 +189,19 @@ def evaluate_delta(
                     }
                 )
     pairs = pd.DataFrame.from_records(records)
-    worst_idx = pairs.groupby("eps", sort=False)["delta_mean"].idxmax()
-    worst = pairs.loc[worst_idx.to_numpy()].reset_index(drop=True)
-    return DeltaResult(
-        eps=eps,
-        delta=worst["delta_mean"].to_numpy(),
-        delta_se=worst["delta_se"].to_numpy(),
-        delta_max=pairs.groupby("eps", sort=False)["delta_max"].max().to_numpy(),
-        delta_upper=pairs.groupby("eps", sort=False)["delta_upper_mean"].max().to_numpy(),
-        worst=worst[["observer", "agent", "row", "kind"]].to_dict("records"),
-        pairs=pairs,
-    )
+    return DeltaResult(eps=eps, pairs=pairs, **worst_case(pairs))
+
+
+def worst_case(pairs: pd.DataFrame) -> dict:
+    """Per ε, the worst (observer, candidate): its mean δ and s.e., the overall max, and Theorem 2's δ⁺."""
+    if pairs.empty:
+        raise ConfigError("no (observer, adjacent candidate) pair to evaluate; check privacy.observers")
+    by_eps = pairs.groupby("eps", sort=False)
+    worst = pairs.loc[by_eps["delta_mean"].idxmax().to_numpy()].reset_index(drop=True)
+    return {
+        "delta": worst["delta_mean"].to_numpy(),
+        "delta_se": worst["delta_se"].to_numpy(),
+        "delta_max": by_eps["delta_max"].max().to_numpy(),
+        "delta_upper": by_eps["delta_upper_mean"].max().to_numpy(),
+        "worst": worst[["observer", "agent", "row", "kind"]].to_dict("records"),
+    }

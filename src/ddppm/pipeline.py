@@ -22,7 +22,7 @@ from ddppm.algorithms import (
     draw_standard_normals,
 )
 from ddppm.calibration import Calibration, CalibrationGrid, params_from_row
-from ddppm.data import check_unit_ball, load_dataset, normalize
+from ddppm.data import LABELS, check_unit_ball, load_dataset, normalize
 from ddppm.errors import ConfigError
 from ddppm.io import config_hash, read_parquet
 from ddppm.ldp import ldp_errors, ldp_sigma
@@ -395,6 +395,7 @@ def delta_curve(
         rows.append(
             {
                 "dataset": dataset,
+                "label": LABELS.get(dataset, dataset),
                 "eps": eps,
                 "T": T,
                 "delta": res.delta[0],

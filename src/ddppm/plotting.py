@@ -406,6 +406,15 @@ def fig3(curves: pd.DataFrame, bound_label: str = BOUND_LABEL, show_upper_tail: 
             ax.tick_params(labelsize=_RC["xtick.labelsize"])
             ax.set_xlabel("iterations T")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        fallback_note = ""
+        if "params_source" in curves:
+            fallback = curves.loc[curves["params_source"] != "calibrated"]
+            names = sorted({str(r) for r in (fallback["label"] if "label" in fallback else fallback["dataset"])})
+            if names:
+                fallback_note = (
+                    f"No parameters met the δ limit at ε = {eps_txt} for {', '.join(names)}: "
+                    "the least-δ calibration candidate is shown instead."
+                )
         if all_vacuous:
             ax_err.text(
                 0.02,
@@ -422,6 +431,8 @@ def fig3(curves: pd.DataFrame, bound_label: str = BOUND_LABEL, show_upper_tail: 
         ax_err.set_title(f"Error vs iterations (ε = {eps_txt}, other parameters fixed)")
         ax_del.set_ylabel(f"δ at ε = {eps_txt} (log scale)")
         ax_del.set_title(f"Privacy δ vs iterations (ε = {eps_txt})")
+        if fallback_note:
+            fig.suptitle(fallback_note.strip(), fontsize=9.5, color="0.3")
         fig.legend(
             handles=list(handles.values()),
             labels=list(handles.keys()),

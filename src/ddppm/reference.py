@@ -42,6 +42,7 @@ from ddppm.accountant import (
     apply_candidate,
     check_epsilons,
     own_randomness,
+    worst_case,
 )
 from ddppm.algorithms import DDPPMParams
 from ddppm.errors import ConfigError
@@ -282,17 +283,4 @@ def delta_reference(
                     }
                 )
     pairs = pd.DataFrame.from_records(records)
-    if pairs.empty:
-        raise ConfigError("delta_reference: no (observer, candidate) pair to evaluate; check observers/only_pairs")
-    worst_idx = pairs.groupby("eps", sort=False)["delta_mean"].idxmax()
-    worst = pairs.loc[worst_idx.to_numpy()].reset_index(drop=True)
-    return ReferenceResult(
-        eps=eps,
-        delta=worst["delta_mean"].to_numpy(),
-        delta_se=worst["delta_se"].to_numpy(),
-        delta_max=pairs.groupby("eps", sort=False)["delta_max"].max().to_numpy(),
-        delta_upper=pairs.groupby("eps", sort=False)["delta_upper_mean"].max().to_numpy(),
-        worst=worst[["observer", "agent", "row", "kind"]].to_dict("records"),
-        pairs=pairs,
-        realisations=per_real,
-    )
+    return ReferenceResult(eps=eps, pairs=pairs, realisations=per_real, **worst_case(pairs))

@@ -2,10 +2,13 @@
 
 import pandas as pd
 
+from ddppm.data import LABELS
 from ddppm.io import read_parquet
 from ddppm.pipeline import setup_logging
 from ddppm.plotting import fig3, save_figure
 
 setup_logging(snakemake.log[0])
 curves = pd.concat([read_parquet(path)[0] for path in snakemake.input.curves], ignore_index=True)
+if "label" not in curves:  # tables written before labels were stored
+    curves["label"] = curves["dataset"].map(lambda ds: LABELS.get(ds, ds))
 save_figure(fig3(curves), snakemake.output.png, snakemake.output.pdf)
