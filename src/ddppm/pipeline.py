@@ -26,13 +26,8 @@ from ddppm.data import LABELS, check_unit_ball, load_dataset, normalize
 from ddppm.errors import ConfigError
 from ddppm.io import config_hash, read_parquet
 from ddppm.ldp import ldp_errors, ldp_sigma
-from ddppm.network import (
-    mixing_matrix,
-    partition_rows,
-    parts_from_assignment,
-    second_eigenvalue,
-    validate_mixing_matrix,
-)
+from ddppm.network import mixing_matrix, second_eigenvalue, validate_mixing_matrix
+from ddppm.partition import partition_rows, parts_from_assignment
 from ddppm.problem import DistributedProblem
 from ddppm.seeds import run_generators, run_seed
 
