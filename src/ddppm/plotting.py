@@ -298,15 +298,20 @@ def fig2_grid(panels: Sequence[tuple[str | None, pd.DataFrame, pd.DataFrame | No
         order = [METHOD_STYLE[m]["label"] for m in METHOD_STYLE] + [CHANCE_LABEL, BAND_LABEL, INFEASIBLE_LABEL]
         ordered = {lab: handles[lab] for lab in order if lab in handles}
         ordered.update({lab: h for lab, h in handles.items() if lab not in ordered})
-        if ordered:
-            fig.legend(
-                handles=list(ordered.values()),
-                labels=list(ordered.keys()),
-                loc="outside lower center",
-                ncol=min(4, len(ordered)),
-                frameon=False,
-            )
+        _legend_below(fig, ordered)
     return fig
+
+
+def _legend_below(fig: Figure, handles: dict) -> None:
+    """One shared legend under all panels (label → artist), at most four columns."""
+    if handles:
+        fig.legend(
+            handles=list(handles.values()),
+            labels=list(handles.keys()),
+            loc="outside lower center",
+            ncol=min(4, len(handles)),
+            frameon=False,
+        )
 
 
 # --------------------------------------------------------------------------------------------- Fig. 3
@@ -433,13 +438,7 @@ def fig3(curves: pd.DataFrame, bound_label: str = BOUND_LABEL, show_upper_tail: 
         ax_del.set_title(f"Privacy δ vs iterations (ε = {eps_txt})")
         if fallback_note:
             fig.suptitle(fallback_note.strip(), fontsize=9.5, color="0.3")
-        fig.legend(
-            handles=list(handles.values()),
-            labels=list(handles.keys()),
-            loc="outside lower center",
-            ncol=min(4, len(handles)),
-            frameon=False,
-        )
+        _legend_below(fig, handles)
     return fig
 
 
