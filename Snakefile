@@ -1,5 +1,7 @@
-# ddppm: reproduce "Decentralized Differentially Private Power Method" (Campbell, Scaglione, Peisert).
-# Default run: `snakemake --cores all` (config.yaml). Tiny run: `snakemake --configfile tests/config/tiny.yaml`.
+# ddppm: differentially private PCA over many parties (D-DP-PM and its baselines), reproduced.
+# Default run: `snakemake` (config.yaml). Tiny run: `snakemake --configfile tests/config/tiny.yaml`.
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("8.0")
@@ -10,16 +12,26 @@ configfile: "config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
-include: "workflow/rules/calibration.smk"
 include: "workflow/rules/montecarlo.smk"
-include: "workflow/rules/privacy.smk"
 include: "workflow/rules/figures.smk"
+
+
+# One rule file per calibrated method (its calibration, and figures of its own paper).
+for method_rules in sorted(Path(workflow.basedir, "workflow/rules/methods").glob("*.smk")):
+    if method_rules.stem in METHODS:
+
+        include: str(method_rules)
 
 
 report: "workflow/report/workflow.rst"
 
 
 rule all:
+    """Every figure and table of the default reproduction."""
     default_target: True
     input:
         all_targets(),
+
+
+localrules:
+    all,

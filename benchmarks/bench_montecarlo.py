@@ -19,30 +19,25 @@ import time
 
 import numpy as np
 
-from ddppm import data, network
-from ddppm.algorithms import (
+from ddppm.core.problem import DistributedProblem
+from ddppm.core.seeds import run_generators
+from ddppm.methods.ddppm.algorithm import (
     DDPPMParams,
-    NoiseSchedule,
     ddppm_errors,
     ddppm_network,
     draw_standard_normals,
     scale_draws,
     sin_error,
 )
-from ddppm.problem import DistributedProblem
-from ddppm.seeds import run_generators
+from ddppm.testing import corollary_params, paper_problem
 
 LABELS = ("bench", "montecarlo", "diabetes")
 
 
 def build(T: int, c: int = 20) -> tuple[DistributedProblem, DDPPMParams]:
-    X, _ = data.normalize(data.load_dataset("diabetes").matrix)
-    n = X.shape[0]
-    problem = DistributedProblem.from_partition(X, network.partition_rows(n, 4, seed=0), network.paper_ring_w(), c)
-    sq = 1 / np.sqrt(n)
-    alpha = 1 / np.sqrt(problem.mu1 * problem.mu2)
-    params = DDPPMParams(alpha, sq, NoiseSchedule("geometric", sq, problem.mu2 / problem.mu1), T)
-    return problem, params
+    """Diabetes as the workflow builds it, with Corollary 1's parameters (κ = 1)."""
+    problem = paper_problem("diabetes", c)
+    return problem, corollary_params(problem, T)
 
 
 def vectorised(problem: DistributedProblem, params: DDPPMParams, runs: int) -> tuple[np.ndarray, float]:

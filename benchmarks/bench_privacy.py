@@ -23,11 +23,11 @@ import time
 import numpy as np
 import pandas as pd
 
-from ddppm import data, network
-from ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.algorithms import DDPPMParams, NoiseSchedule
-from ddppm.problem import DistributedProblem
-from ddppm.reference import delta_reference
+from ddppm.core.problem import DistributedProblem
+from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
+from ddppm.methods.ddppm.algorithm import DDPPMParams
+from ddppm.methods.ddppm.reference import delta_reference
+from ddppm.testing import corollary_params, paper_problem
 
 EPS = np.array([1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 100.0])
 KEYS = ["observer", "agent", "row", "kind"]
@@ -37,13 +37,8 @@ def build(
     T: int = 10, c: int = 20, schedule: str = "geometric", kappa: float = 1.0
 ) -> tuple[DistributedProblem, DDPPMParams]:
     """Diabetes problem and Corollary-1 parameters (σ_p(t) = κ σ_q (μ₂/μ₁)^t; κ = 1 by default)."""
-    X, _ = data.normalize(data.load_dataset("diabetes").matrix)
-    n = X.shape[0]
-    problem = DistributedProblem.from_partition(X, network.partition_rows(n, 4, seed=0), network.paper_ring_w(), c)
-    sq = 1 / np.sqrt(n)
-    alpha = 1 / np.sqrt(problem.mu1 * problem.mu2)
-    ratio = problem.mu2 / problem.mu1 if schedule == "geometric" else 1.0
-    return problem, DDPPMParams(alpha, sq, NoiseSchedule(schedule, kappa * sq, ratio), T)
+    problem = paper_problem("diabetes", c)
+    return problem, corollary_params(problem, T, kappa, schedule)
 
 
 def log_rel_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -11,10 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TINY = "tests/config/tiny.yaml"
+TINY_RESULTS = yaml.safe_load((REPO / TINY).read_text())["results_dir"]
 
 
 def copy_repo(dest: Path) -> Path:
@@ -29,8 +31,17 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
+def work_env(cwd: Path) -> dict[str, str]:
+    """Environment of a Snakemake run in a copy: its own ``src`` comes first, so edits to the copy count."""
+    return {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        "PYTHONPATH": f"{cwd / 'src'}:{os.environ.get('PYTHONPATH', '')}",
+    }
+
+
 def snakemake(cwd: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    env = work_env(cwd)
     return subprocess.run(
         [SNAKEMAKE, "--cores", "2", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
@@ -59,7 +70,7 @@ def _incomplete_outputs(work: Path) -> set[Path]:
 def tiny_run(tmp_path_factory):
     """Run the tiny config, kill it after the first calibration finishes, resume, and record mtimes."""
     work = copy_repo(tmp_path_factory.mktemp("tiny"))
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    env = work_env(work)
     started = time.time()
     proc = subprocess.Popen(
         [SNAKEMAKE, "--cores", "2", "--configfile", TINY],
@@ -69,7 +80,7 @@ def tiny_run(tmp_path_factory):
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    runs = work / "results" / "runs"
+    runs = work / TINY_RESULTS / "runs"
     deadline = time.time() + 300
     # Wait until some Monte-Carlo results are merged: then data, partition and at least one calibration have
     # finished while other jobs are still running.
@@ -79,7 +90,7 @@ def tiny_run(tmp_path_factory):
     proc.wait()
     in_progress = _incomplete_outputs(work)
     finished_before = {
-        p: p.stat().st_mtime_ns for p in (work / "results").rglob("*.parquet") if p.resolve() not in in_progress
+        p: p.stat().st_mtime_ns for p in (work / TINY_RESULTS).rglob("*.parquet") if p.resolve() not in in_progress
     }
     killed_early = bool(finished_before) and len(finished_before) < 40
     snakemake(work, "--configfile", TINY, "--unlock")  # a hard kill leaves the working-directory lock behind
@@ -91,3 +102,11 @@ def tiny_run(tmp_path_factory):
         "resumed": resumed,
         "seconds": time.time() - started,
     }
+
+
+@pytest.fixture(scope="session")
+def toy_problem():
+    """The shared small problem (48 × 4, 4 agents, paper ring, c = 10): :func:`ddppm.testing.synthetic_problem`."""
+    from ddppm.testing import synthetic_problem
+
+    return synthetic_problem()

@@ -1,4 +1,4 @@
-"""Tests of ddppm.accountant.evaluate_delta against the independent reference (ddppm.reference) and invariances."""
+"""Tests of evaluate_delta against the independent reference (ddppm.methods.ddppm.reference), and invariances."""
 
 from __future__ import annotations
 
@@ -6,23 +6,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.algorithms import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals
-from ddppm.errors import ConfigError, PrivacyError
-from ddppm.network import paper_ring_w, partition_rows
-from ddppm.privacy import SupportBasis, cgf, diagonalize
-from ddppm.problem import DistributedProblem
-from ddppm.reference import cgf_direct, delta_reference, domain_limit
-from ddppm.seeds import run_generators
+from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.core.seeds import run_generators
+from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
+from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals
+from ddppm.methods.ddppm.reference import cgf_direct, delta_reference, domain_limit
+from ddppm.privacy.gaussian import SupportBasis, cgf, diagonalize
+from ddppm.testing import synthetic_problem
 
 KEYS = ["observer", "agent", "row", "kind", "eps"]
 
 
-def make_problem(n=24, d=3, m=4, c=3, seed=1):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) @ np.diag([3.0, 1.5, 0.5][:d])
-    X /= np.linalg.norm(X, axis=1).max()
-    return DistributedProblem.from_partition(X, partition_rows(n, m, seed=0), paper_ring_w(), c)
+def make_problem(n=24, d=3, c=3, seed=1):
+    return synthetic_problem(n, d, (3.0, 1.5, 0.5), seed, c)
 
 
 def params_for(problem, T, kappa, kind="geometric"):
@@ -216,13 +212,13 @@ def test_bad_epsilons_raise_privacy_error(problem, eps):
 
 def test_unknown_view_and_rank_mode_raise_config_error(problem):
     params = params_for(problem, 2, 10.0)
-    with pytest.raises(ConfigError, match="privacy.view"):
+    with pytest.raises(ConfigError, match="threat_models.<name>.view"):
         evaluate_delta(problem, params, [1.0], AccountantSettings(view="everyone", realisations=1))
-    with pytest.raises(ConfigError, match="privacy.rank_mode"):
+    with pytest.raises(ConfigError, match="methods.ddppm.privacy.rank_mode"):
         evaluate_delta(problem, params, [1.0], AccountantSettings(rank_mode="full", realisations=1))
-    with pytest.raises(ConfigError, match="privacy.rank_mode"):
+    with pytest.raises(ConfigError, match="methods.ddppm.privacy.rank_mode"):
         delta_reference(problem, params, [1.0], AccountantSettings(rank_mode="full", realisations=1, observers=(0,)))
-    with pytest.raises(ConfigError, match="privacy.candidates.kinds"):
+    with pytest.raises(ConfigError, match="methods.ddppm.privacy.candidate_kinds"):
         AccountantSettings(candidate_kinds=("zero", "swap"))
 
 

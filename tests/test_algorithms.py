@@ -1,11 +1,16 @@
-"""Tests of ddppm.algorithms: Algorithm 1 (agentwise and network form), convergence, deflation, helpers."""
+"""Tests of ddppm.methods.ddppm.algorithm: Algorithm 1 (agentwise and network form), convergence, deflation, helpers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ddppm.algorithms import (
+from ddppm.core.errors import ConfigError
+from ddppm.core.metrics import sin_error, subspace_distance
+from ddppm.core.network import mixing_matrix, paper_ring_w, partition_rows
+from ddppm.core.problem import DistributedProblem
+from ddppm.core.seeds import run_generators
+from ddppm.methods.ddppm.algorithm import (
     DDPPMParams,
     NoiseSchedule,
     centralized_power_method,
@@ -16,14 +21,8 @@ from ddppm.algorithms import (
     dpm_error_curve,
     draw_standard_normals,
     scale_draws,
-    sin_error,
-    subspace_distance,
     t_star,
 )
-from ddppm.errors import ConfigError
-from ddppm.network import mixing_matrix, paper_ring_w, partition_rows
-from ddppm.problem import DistributedProblem
-from ddppm.seeds import run_generators
 
 
 def make_problem(n, d, m, c, topology="paper_ring", sizes=None, spectrum=None, seed=0):

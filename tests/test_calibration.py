@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import ddppm.calibration as calibration
-from ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.calibration import CalibrationGrid, calibrate, params_from_row
-from ddppm.errors import ConfigError, PrivacyError
-from ddppm.network import paper_ring_w, partition_rows
-from ddppm.problem import DistributedProblem
+import ddppm.methods.ddppm.calibration as calibration
+from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
+from ddppm.methods.ddppm.calibration import CalibrationGrid, calibrate, params_from_row
+from ddppm.testing import synthetic_problem
 
 EPS = np.array([2.0, 5.0, 20.0])
 LOOSE = np.array([0.5, 0.1, 0.01])
@@ -21,11 +20,7 @@ SETTINGS = AccountantSettings(view="paper", realisations=3, candidate_rows=1)
 
 @pytest.fixture(scope="module")
 def problem():
-    rng = np.random.default_rng(2)
-    n, d = 48, 4
-    X = rng.standard_normal((n, d)) @ np.diag([3.0, 1.6, 1.0, 0.5])
-    X /= np.linalg.norm(X, axis=1).max()
-    return DistributedProblem.from_partition(X, partition_rows(n, 4, seed=0), paper_ring_w(), 10)
+    return synthetic_problem(48, 4, (3.0, 1.6, 1.0, 0.5), seed=2, c=10)
 
 
 def _recording_calibrate(problem, limits, monkeypatch):

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ddppm.core.errors import ConfigError, DataError
 from ddppm.data import (
     DATASETS,
     NORMALIZATIONS,
@@ -27,7 +28,6 @@ from ddppm.data import (
     sbm_graph_signal,
     sbm_graph_signal_parts,
 )
-from ddppm.errors import ConfigError, DataError
 
 
 @pytest.fixture(scope="module")
@@ -142,14 +142,14 @@ def test_unknown_dataset_lists_valid_names() -> None:
 
 
 def test_unknown_source_names_the_config_key() -> None:
-    with pytest.raises(DataError, match=r"datasets\.wine\.source"):
+    with pytest.raises(DataError, match=r"dataset_options\.wine\.source"):
         load_dataset("wine", source="ftp")
 
 
 def test_url_source_without_url_or_sha_names_the_key(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"datasets\.wine\.url"):
+    with pytest.raises(DataError, match=r"dataset_options\.wine\.url"):
         load_dataset("wine", source="url", cache_dir=tmp_path)
-    with pytest.raises(DataError, match=r"datasets\.wine\.sha256"):
+    with pytest.raises(DataError, match=r"dataset_options\.wine\.sha256"):
         load_dataset("wine", source="url", url="http://127.0.0.1:9/w.csv", cache_dir=tmp_path)
 
 

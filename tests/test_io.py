@@ -1,4 +1,4 @@
-"""Tests of ddppm.io: Parquet metadata round trip, atomic writes, config hashes."""
+"""Tests of ddppm.core.io: Parquet metadata round trip, atomic writes, config hashes."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-import ddppm
-from ddppm.io import (
+import ddppm.core.errors
+from ddppm.core.io import (
     METADATA_KEY,
     atomic_write,
     config_hash,
@@ -60,7 +60,7 @@ def test_read_parquet_without_metadata_returns_empty_dict(tmp_path: Path) -> Non
 
 
 def test_read_parquet_missing_file_raises(tmp_path: Path) -> None:
-    with pytest.raises(ddppm.errors.DataError, match="does not exist"):
+    with pytest.raises(ddppm.core.errors.DataError, match="does not exist"):
         read_parquet(tmp_path / "nope.parquet")
 
 

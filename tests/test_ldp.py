@@ -1,4 +1,4 @@
-"""Tests of ddppm.ldp: classic and analytic Gaussian mechanism, the LDP baseline's errors, input checks."""
+"""Tests of the Gaussian-mechanism calibrations and of the LDP baseline method (errors, input checks)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import pytest
 from scipy import integrate
 from scipy.stats import norm
 
-from ddppm.errors import PrivacyError
-from ddppm.ldp import (
+from ddppm.core.errors import PrivacyError
+from ddppm.core.seeds import run_generators
+from ddppm.methods import get_method
+from ddppm.methods.ldp import ldp_errors
+from ddppm.privacy.mechanisms import (
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
-    ldp_errors,
-    ldp_sigma,
 )
-from ddppm.seeds import run_generators
 
 
 def hockey_stick_quad(sigma: float, eps: float, sens: float = 1.0) -> float:
@@ -36,10 +36,26 @@ def test_classic_sigma_formula():
         assert classic_gaussian_sigma(eps, delta, sensitivity=2.5) == pytest.approx(
             2.5 * np.sqrt(2 * np.log(1.25 / delta)) / eps, rel=1e-14
         )
-    assert ldp_sigma("ldp", 1.0, 1e-3) == classic_gaussian_sigma(1.0, 1e-3)
-    assert ldp_sigma("ldp_analytic", 1.0, 1e-3) == analytic_gaussian_sigma(1.0, 1e-3)
-    with pytest.raises(PrivacyError, match="LDP method"):
-        ldp_sigma("laplace", 1.0, 1e-3)
+
+
+def test_ldp_methods_record_sigma_and_the_delta_it_really_achieves(toy_problem):
+    eps, limits = np.array([0.5, 1.0, 40.0]), np.array([1e-3, 1e-3, 1e-4])
+    classic = get_method("ldp").choose_params(toy_problem, eps, limits, {})
+    analytic = get_method("ldp_analytic").choose_params(toy_problem, eps, limits, {})
+    np.testing.assert_allclose(
+        classic["sigma"], [classic_gaussian_sigma(e, d) for e, d in zip(eps, limits, strict=True)]
+    )
+    np.testing.assert_allclose(
+        analytic["sigma"], [analytic_gaussian_sigma(e, d) for e, d in zip(eps, limits, strict=True)]
+    )
+    # the exact δ of each σ, recomputed by quadrature of the hockey-stick divergence (an independent route)
+    for table in (classic, analytic):
+        for _, row in table.iterrows():
+            assert row["delta"] == pytest.approx(hockey_stick_quad(row["sigma"], row["eps"]), rel=1e-6, abs=1e-14)
+    np.testing.assert_allclose(analytic["delta"], limits, rtol=1e-8)
+    assert analytic["feasible"].all()
+    # the classic formula is valid for ε < 1 only: at ε = 40 it overshoots the limit by orders of magnitude
+    assert classic["feasible"].tolist() == [True, True, False] and classic["delta"].iloc[2] > 0.5
 
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 100.0])

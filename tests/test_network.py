@@ -1,4 +1,4 @@
-"""Tests of ddppm.network: mixing matrices (Assumption 2), consensus (eq. 11/47) and row partitions."""
+"""Tests of ddppm.core.network: mixing matrices (Assumption 2), consensus (eq. 11/47) and row partitions."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from ddppm.errors import ConfigError, NetworkError
-from ddppm.network import (
+from ddppm.core.errors import ConfigError, NetworkError
+from ddppm.core.network import (
     TOPOLOGIES,
     assignment_vector,
     build_graph,
@@ -224,7 +224,7 @@ def test_paper_ring_needs_m4():
     with pytest.raises(ConfigError) as info:
         mixing_matrix("paper_ring", 5)
     msg = str(info.value)
-    assert "network.m" in msg and "'ring'" in msg
+    assert "partition.m" in msg and "'ring'" in msg
 
 
 def test_unknown_topology():
@@ -236,9 +236,9 @@ def test_unknown_topology():
 
 
 def test_bad_m_and_c():
-    with pytest.raises(ConfigError, match="network.m"):
+    with pytest.raises(ConfigError, match="partition.m"):
         build_graph("ring", 0)
-    with pytest.raises(ConfigError, match="network.m"):
+    with pytest.raises(ConfigError, match="partition.m"):
         build_graph("grid", 7)  # prime: no 2-D factorisation
     with pytest.raises(ConfigError, match="network.c"):
         consensus_matrix(paper_ring_w(), -1)
@@ -300,7 +300,7 @@ def test_partition_bad_sizes(sizes):
 
 
 def test_partition_too_few_rows():
-    with pytest.raises(ConfigError, match="network.m"):
+    with pytest.raises(ConfigError, match="partition.m"):
         partition_rows(3, 4)
 
 

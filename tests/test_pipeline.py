@@ -1,40 +1,35 @@
-"""Pipeline glue: sharding identity, per-dataset config, config checks, summaries."""
+"""Pipeline glue: the method registry's parameter tables, sharding identity, per-dataset config, summaries."""
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from ddppm.errors import ConfigError
-from ddppm.network import paper_ring_w, partition_rows
-from ddppm.pipeline import (
-    check_config,
-    chunk_indices,
-    dataset_config,
-    montecarlo_runs,
-    summarize_runs,
-    summary_table,
-)
-from ddppm.problem import DistributedProblem
+from ddppm.core.errors import ConfigError
+from ddppm.methods import PARAM_COLUMNS, available_methods, get_method
+from ddppm.methods.ddppm.method import param_rows
+from ddppm.methods.ddppm.steps import run_calibration, run_calibration_chunk, threat_model
+from ddppm.pipeline.config import dataset_config, job_params, validate_config
+from ddppm.pipeline.montecarlo import chunk_indices, montecarlo_runs, summarize_runs
+from ddppm.pipeline.tables import SUMMARY_COLUMNS, summary_table
 from tests.conftest import REPO
 
-
-@pytest.fixture(scope="module")
-def problem():
-    rng = np.random.default_rng(4)
-    X = rng.standard_normal((48, 4)) @ np.diag([3, 1.5, 1, 0.5])
-    X /= np.linalg.norm(X, axis=1).max()
-    return DistributedProblem.from_partition(X, partition_rows(48, 4, seed=0), paper_ring_w(), 10)
+EPS, LIMITS = np.array([5.0, 40.0]), np.array([0.008, 1e-4])
 
 
 @pytest.fixture(scope="module")
-def calibration(problem):
+def chosen(toy_problem):
+    """A calibration's chosen table: feasible at ε = 5, infeasible at ε = 40."""
+    problem = toy_problem
     return pd.DataFrame(
         [
             {
                 "eps": 5.0,
+                "delta_limit": 0.008,
                 "met": True,
                 "alpha": 1 / np.sqrt(problem.mu1 * problem.mu2),
                 "sigma_q": 0.1,
@@ -42,18 +37,55 @@ def calibration(problem):
                 "scale": 0.02,
                 "ratio": 0.9,
                 "T": 6,
+                "delta": 0.005,
+                "delta_se": 0.001,
+                "delta_max": 0.006,
+                "delta_upper": 0.004,
+                "error_mean": 0.5,
+                "t_star": 7,
+                "reason": "",
             },
-            {"eps": 40.0, "met": False},
+            {"eps": 40.0, "delta_limit": 1e-4, "met": False, "t_star": 7, "reason": "no candidate met the δ limit"},
         ]
     )
 
 
+@pytest.fixture(scope="module")
+def param_tables(toy_problem, chosen):
+    tables = {
+        name: method.choose_params(toy_problem, EPS, LIMITS, _method_options(name))
+        for name, method in available_methods().items()
+        if not method.calibrated
+    }
+    tables["ddppm"] = param_rows(chosen, "network", threat_model("network"))
+    return tables
+
+
+def _method_options(name):
+    return validate_config(_default_config())["methods"][name]
+
+
+def _default_config():
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def test_every_method_has_the_contract(param_tables):
+    for name, method in available_methods().items():
+        assert method.name == name and method.label and {"color", "marker", "linestyle"} <= set(method.style)
+        assert method.config_schema["type"] == "object"
+        if name in param_tables:
+            table = param_tables[name]
+            assert list(table.columns[: len(PARAM_COLUMNS)]) == list(PARAM_COLUMNS)
+            assert table["eps"].tolist() == EPS.tolist()
+
+
 @pytest.mark.parametrize("method", ["ddppm", "ldp", "ldp_analytic", "dpm"])
-def test_sharded_runs_equal_unsharded_bit_for_bit(problem, calibration, method):
-    whole = montecarlo_runs(problem, method, 5.0, 0.008, calibration, 7, np.arange(70), 11, "toy")
+def test_sharded_runs_equal_unsharded_bit_for_bit(toy_problem, param_tables, method):
+    params = param_tables[method]
+    whole = montecarlo_runs(toy_problem, method, 5.0, params, np.arange(70), 11, "toy")
     for chunks in (2, 3, 7):
         parts = [
-            montecarlo_runs(problem, method, 5.0, 0.008, calibration, 7, chunk_indices(70, chunks, k), 11, "toy")
+            montecarlo_runs(toy_problem, method, 5.0, params, chunk_indices(70, chunks, k), 11, "toy")
             for k in range(chunks)
         ]
         merged = pd.concat(parts, ignore_index=True)
@@ -61,88 +93,117 @@ def test_sharded_runs_equal_unsharded_bit_for_bit(problem, calibration, method):
     assert whole["error"].notna().all() and whole["seed"].nunique() == 70
 
 
-def test_seeds_depend_on_labels(problem, calibration):
-    a = montecarlo_runs(problem, "ldp", 5.0, 0.008, calibration, 7, np.arange(4), 11, "toy")
-    b = montecarlo_runs(problem, "ldp", 5.0, 0.008, calibration, 7, np.arange(4), 11, "other")
+def test_seeds_depend_on_labels(toy_problem, param_tables):
+    a = montecarlo_runs(toy_problem, "ldp", 5.0, param_tables["ldp"], np.arange(4), 11, "toy")
+    b = montecarlo_runs(toy_problem, "ldp", 5.0, param_tables["ldp"], np.arange(4), 11, "other")
     assert not np.array_equal(a["error"], b["error"])
     assert not set(a["seed"]) & set(b["seed"])
 
 
-def test_infeasible_ddppm_runs_are_marked(problem, calibration):
-    runs = montecarlo_runs(problem, "ddppm", 40.0, 1e-4, calibration, 7, np.arange(3), 11, "toy")
+def test_reference_uses_the_same_seeds_at_every_eps(toy_problem, param_tables):
+    """The no-privacy reference does not depend on ε, so it must not wobble with it."""
+    a = montecarlo_runs(toy_problem, "dpm", 5.0, param_tables["dpm"], np.arange(40), 11, "toy")
+    b = montecarlo_runs(toy_problem, "dpm", 40.0, param_tables["dpm"], np.arange(40), 11, "toy")
+    np.testing.assert_array_equal(a["error"], b["error"])
+    assert a["error"].mean() < 1e-2
+
+
+def test_infeasible_runs_are_marked(toy_problem, param_tables):
+    runs = montecarlo_runs(toy_problem, "ddppm", 40.0, param_tables["ddppm"], np.arange(3), 11, "toy")
     assert not runs["feasible"].any() and runs["error"].isna().all()
     summary = summarize_runs(runs)
     assert not summary["feasible"].iloc[0] and np.isnan(summary["error_mean"].iloc[0])
 
 
-def test_summary_bands(problem, calibration):
-    runs = montecarlo_runs(problem, "ldp", 5.0, 0.008, calibration, 7, np.arange(200), 11, "toy")
-    s = summarize_runs(runs).iloc[0]
-    assert s["n_runs"] == 200
-    assert s["error_lo"] <= s["ci_lo"] <= s["error_mean"] <= s["ci_hi"] <= s["error_hi"]
-    cal = calibration.assign(dataset="toy", delta_limit=[0.008, 1e-4])
-    table = summary_table(summarize_runs(runs), cal)
-    assert table.loc[0, "error_ldp"] == pytest.approx(s["error_mean"])
+def test_summary_bands_and_tidy_table(toy_problem, param_tables):
+    runs = pd.concat(
+        [
+            montecarlo_runs(toy_problem, m, e, param_tables[m], np.arange(64), 11, "toy")
+            for m in ("ldp", "ddppm")
+            for e in EPS
+        ]
+    )
+    summary = summarize_runs(runs)
+    s = summary[(summary["method"] == "ldp") & (summary["eps"] == 5.0)].iloc[0]
+    assert s["n_runs"] == 64
+    assert s["error_lo"] <= s["mean_ci_lo"] <= s["error_mean"] <= s["mean_ci_hi"] <= s["error_hi"]
+    table = summary_table(summary)
+    assert list(table.columns) == SUMMARY_COLUMNS
+    assert len(table) == 4 and set(table["threat_model"]) == {"none", "network"}
+    row = table[(table["method"] == "ddppm") & (table["eps"] == 5.0)].iloc[0]
+    assert row["accounting"] == "chernoff" and row["delta"] == 0.005 and bool(row["feasible"])
 
 
-def _default_config():
-    return yaml.safe_load((REPO / "config.yaml").read_text())
+def test_param_rows_record_every_sigma(chosen):
+    table = param_rows(chosen, "network", threat_model("network"))
+    first = table.iloc[0]
+    sigmas = yaml.safe_load(first["sigma_p"])
+    assert len(sigmas) == first["T"] == 6
+    np.testing.assert_allclose(sigmas, 0.02 * 0.9 ** np.arange(1, 7))
+    assert str(table["T"].dtype) == "Int64" and pd.isna(table.iloc[1]["T"])
+
+
+def test_validate_fills_defaults_from_the_schema_only():
+    cfg = validate_config(_default_config())
+    assert cfg["methods"]["ddppm"]["privacy"]["seed"] == 2
+    assert cfg["methods"]["dpm"]["t_star_tol"] == 1e-3
+    assert cfg["montecarlo"]["chunks"] == 1
+    assert "methods" not in cfg["dataset_options"]["wine"], "overrides must not get defaults injected"
 
 
 def test_dataset_config_isolates_overrides():
-    cfg = _default_config()
-    before = {ds: dataset_config(cfg, ds)["config_hash"] for ds in cfg["datasets"]}
-    cfg["dataset_options"]["wine"]["calibration"] = {"runs": 7}
-    after = {ds: dataset_config(cfg, ds)["config_hash"] for ds in cfg["datasets"]}
+    cfg = validate_config(_default_config())
+    keys = ("methods.ddppm.calibration",)
+    before = {ds: job_params(cfg, ds, keys)["config_hash"] for ds in cfg["datasets"]}
+    cfg["dataset_options"]["wine"]["methods"] = {"ddppm": {"calibration": {"runs": 7}}}
+    after = {ds: job_params(cfg, ds, keys)["config_hash"] for ds in cfg["datasets"]}
     assert after["wine"] != before["wine"]
     assert all(after[ds] == before[ds] for ds in cfg["datasets"] if ds != "wine")
-    assert dataset_config(cfg, "wine")["calibration"]["runs"] == 7
-    assert dataset_config(cfg, "wine")["calibration"]["kappas"] == cfg["calibration"]["kappas"]
+    wine = dataset_config(cfg, "wine")["methods"]["ddppm"]["calibration"]
+    assert wine["runs"] == 7 and wine["kappas"] == cfg["methods"]["ddppm"]["calibration"]["kappas"]
 
 
-def test_check_config_names_the_key():
+def test_job_params_hold_exactly_the_keys_read():
+    cfg = validate_config(_default_config())
+    before = job_params(cfg, "wine", ("montecarlo.runs", "montecarlo.seed", "methods.ldp"))
+    changed = copy.deepcopy(cfg)
+    changed["montecarlo"]["chunks"] = 5
+    changed["montecarlo"]["methods"] = ["ldp", "dpm"]
+    changed["methods"]["ddppm"]["calibration"]["runs"] = 3
+    assert job_params(changed, "wine", ("montecarlo.runs", "montecarlo.seed", "methods.ldp")) == before
+    assert set(before) == {"montecarlo", "methods", "config_hash"}
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c["delta_limits"].__setitem__("wine", [0.1]), r"delta_limits\.wine has 1 values"),
+        (lambda c: c["delta_limits"].pop("diabetes"), r"delta_limits\.diabetes is missing"),
+        (lambda c: c["partition"].__setitem__("m", 5), r"paper_ring needs partition\.m = 4"),
+        (lambda c: c["delta_limits"].__setitem__("wien", [0.1] * 7), r"delta_limits\.wien: unknown dataset.*`wine`"),
+        (lambda c: c.__setitem__("epsilons", [1, 2, 5, 10, 20, 40, 40.0000001]), r"epsilons.*print alike"),
+        (lambda c: c.__setitem__("epsilon", [1]), r"unknown key `epsilon` \(did you mean `epsilons`\?\)"),
+        (lambda c: c["methods"]["ddppm"].__setitem__("threat_models", ["nope"]), r"'nope' is not defined"),
+        (lambda c: c["montecarlo"].__setitem__("methods", ["ldpp"]), r"montecarlo\.methods\.0.*'ldpp' is not one of"),
+        (lambda c: c["delta_limits"]["wine"].__setitem__(0, 1.5), r"delta_limits\.wine\.0"),
+    ],
+)
+def test_config_errors_name_the_key(edit, message):
     cfg = _default_config()
-    cfg["delta_limits"]["wine"] = [0.1]
-    with pytest.raises(ConfigError, match=r"delta_limits\.wine"):
-        check_config(cfg)
-    cfg = _default_config()
-    del cfg["delta_limits"]["diabetes"]
-    with pytest.raises(ConfigError, match=r"delta_limits\.diabetes"):
-        check_config(cfg)
-    cfg = _default_config()
-    cfg["partition"]["m"] = 5
-    with pytest.raises(ConfigError, match="topology"):
-        check_config(cfg)
+    edit(cfg)
+    with pytest.raises(ConfigError, match=message) as info:
+        validate_config(cfg)
+    assert len(str(info.value).splitlines()) <= 4, "errors must be a few lines, never a schema dump"
 
 
-def test_schema_rejects_bad_values():
-    from snakemake.utils import validate
+def test_sharded_calibration_chooses_the_same():
+    from ddppm.testing import synthetic_problem
 
-    schema = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
-    validate(_default_config(), schema)
-    for key, bad in [("epsilons", [0, 1]), ("epsilons", [-2])]:
-        cfg = _default_config()
-        cfg[key] = bad
-        with pytest.raises(Exception, match="epsilons"):
-            validate(cfg, schema)
-    cfg = _default_config()
-    cfg["delta_limits"]["wine"][0] = 1.5
-    with pytest.raises(Exception, match="delta_limits"):
-        validate(cfg, schema)
-    cfg = _default_config()
-    cfg["privacy"]["view"] = "everything"
-    with pytest.raises(Exception, match="view"):
-        validate(cfg, schema)
-
-
-def test_sharded_calibration_chooses_the_same(problem):
-    from ddppm.pipeline import run_calibration, run_calibration_chunk
-
-    cfg = {
-        "epsilons": [5.0, 40.0],
-        "delta_limits": [0.05, 1e-3],
-        "privacy": {"view": "paper", "realisations": 2, "candidate_kinds": ["zero", "plus"]},
-        "calibration": {
+    problem = synthetic_problem(48, 4, (3.0, 1.6, 1.0, 0.5), seed=2, c=10)
+    options = validate_config(_default_config())["methods"]["ddppm"]
+    options["privacy"].update({"realisations": 2, "candidate_kinds": ["zero", "plus"]})
+    options["calibration"].update(
+        {
             "kappas": [0.3, 3.0, 30.0],
             "ratios": ["growth", "one"],
             "schedules": ["geometric"],
@@ -151,12 +212,20 @@ def test_sharded_calibration_chooses_the_same(problem):
             "t_max": 25,
             "chunks": 3,
             "seed": 5,
-        },
-        "config_hash": "test",
-    }
-    whole, whole_cands, _ = run_calibration(problem, cfg)
-    coarse = pd.concat([run_calibration_chunk(problem, cfg, k) for k in range(3)], ignore_index=True)
-    sharded, sharded_cands, _ = run_calibration(problem, cfg, coarse)
+        }
+    )
+    model = threat_model("paper")
+    eps, limits = [5.0, 40.0], [0.05, 1e-3]
+    whole, whole_cands, _ = run_calibration(problem, eps, limits, options, model)
+    coarse = pd.concat(
+        [run_calibration_chunk(problem, eps, limits, options, model, k) for k in range(3)], ignore_index=True
+    )
+    sharded, sharded_cands, _ = run_calibration(problem, eps, limits, options, model, coarse)
     pd.testing.assert_frame_equal(sharded, whole)
     pd.testing.assert_frame_equal(sharded_cands, whole_cands)
     assert set(whole_cands["stage"]) == {"coarse", "fine"}
+
+
+def test_unknown_method_is_a_config_error():
+    with pytest.raises(ConfigError, match="montecarlo.methods"):
+        get_method("nope")

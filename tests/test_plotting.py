@@ -2,68 +2,60 @@
 
 from __future__ import annotations
 
+import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
 
 from ddppm.plotting import (
     BOUND_LABEL,
+    INFEASIBLE_COLOR,
     INFEASIBLE_LABEL,
-    METHOD_STYLE,
+    OVER_BUDGET_LABEL,
     fig2_grid,
     fig2_single,
     fig3,
+    method_styles,
     plot_fig2_panel,
     save_figure,
 )
+
+METHOD_STYLE = method_styles()
 
 EPS = [1.0, 2.0, 5.0, 10.0]
 LIMITS = [0.38, 0.143, 0.008, 2e-4]
 AMI_LABEL = "AMI (synthetic stand-in)"
 
 
-def make_summary(infeasible_eps=(), label="Diabetes", dataset="diabetes", nan_method=None) -> pd.DataFrame:
+def make_summary(
+    infeasible_eps=(), label="Diabetes", dataset="diabetes", nan_method=None, over_budget_eps=()
+) -> pd.DataFrame:
     rows = []
     for e, lim in zip(EPS, LIMITS, strict=True):
         for k, m in enumerate(METHOD_STYLE):
             mean = 0.5 / e ** (0.5 + 0.2 * k) if m != "dpm" else 1e-3
-            feas = not (m == "ddppm" and e in infeasible_eps)
-            if not feas or m == nan_method:
+            feas = not (m == "ddppm" and e in infeasible_eps) and not (m == "ldp" and e in over_budget_eps)
+            if (m == "ddppm" and not feas) or m == nan_method:
                 mean = np.nan
             rows.append(
                 {
                     "dataset": dataset,
                     "label": label,
                     "method": m,
+                    "threat_model": "network" if m == "ddppm" else "none",
                     "eps": e,
                     "n_runs": 20,
                     "error_mean": mean,
                     "error_lo": mean / 2,
                     "error_hi": mean * 1.5,
-                    "ci_lo": mean * 0.9,
-                    "ci_hi": mean * 1.1,
-                    "delta": lim,
+                    "mean_ci_lo": mean * 0.9,
+                    "mean_ci_hi": mean * 1.1,
+                    "delta": lim / 2,
+                    "delta_limit": lim,
                     "feasible": feas,
                 }
             )
     return pd.DataFrame(rows)
-
-
-def make_calibration(infeasible_eps=()) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "eps": EPS,
-            "delta_limit": LIMITS,
-            "met": [e not in infeasible_eps for e in EPS],
-            "delta": [d / 2 for d in LIMITS],
-            "delta_upper": [d * 0.7 for d in LIMITS],
-            "T": 5,
-            "kappa": 1.0,
-            "schedule": "geometric",
-            "ratio_name": "corollary",
-            "error_mean": 0.1,
-        }
-    )
 
 
 def make_curves(with_nan=False) -> pd.DataFrame:
@@ -107,22 +99,27 @@ def main_axes(fig):
     return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "secondary"]
 
 
-def test_method_style_covers_the_four_methods():
-    assert set(METHOD_STYLE) == {"ddppm", "ldp", "ldp_analytic", "dpm"}
+def test_method_styles_come_from_the_registry():
+    assert {"ddppm", "ldp", "ldp_analytic", "dpm"} <= set(METHOD_STYLE)
     assert METHOD_STYLE["ddppm"]["label"] == "D-DP-PM"
     assert METHOD_STYLE["dpm"]["label"] == "D-PM, no privacy (reference)"
     for st in METHOD_STYLE.values():
         assert {"label", "color", "marker", "linestyle"} <= set(st)
+        assert st["color"] != INFEASIBLE_COLOR
+    assert len({st["color"] for st in METHOD_STYLE.values()}) == len(METHOD_STYLE)
 
 
 def test_fig2_single_axes_labels_scales_legend_and_files(tmp_path):
-    fig = fig2_single(make_summary(), make_calibration(), None, n=442)
+    fig = fig2_single(make_summary(), None, n=442)
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert "ε" in ax.get_xlabel() and "error" in ax.get_ylabel()
     assert ax.get_title() == "Diabetes"
     texts = legend_texts(fig)
-    assert all(st["label"] in texts for st in METHOD_STYLE.values())
+    labels = {"ddppm": "D-DP-PM [network]"}
+    assert all(
+        labels.get(m, st["label"]) in texts for m, st in METHOD_STYLE.items() if m in set(make_summary()["method"])
+    )
     assert INFEASIBLE_LABEL not in texts and not infeasible_markers(ax)
     assert len(ax.collections) >= 4  # one band per method
     top = [c for c in ax.child_axes]
@@ -136,7 +133,7 @@ def test_fig2_single_axes_labels_scales_legend_and_files(tmp_path):
 
 
 def test_infeasible_marker_is_drawn_where_ddppm_had_no_parameters():
-    fig = fig2_single(make_summary(infeasible_eps=(10.0,)), make_calibration(infeasible_eps=(10.0,)))
+    fig = fig2_single(make_summary(infeasible_eps=(10.0,)))
     ax = fig.axes[0]
     markers = infeasible_markers(ax)
     assert len(markers) == 1
@@ -144,14 +141,19 @@ def test_infeasible_marker_is_drawn_where_ddppm_had_no_parameters():
     assert INFEASIBLE_LABEL in legend_texts(fig)
 
 
-def test_infeasible_marker_from_calibration_alone():
-    fig = fig2_single(make_summary(), make_calibration(infeasible_eps=(5.0,)))
-    np.testing.assert_allclose(infeasible_markers(fig.axes[0])[0].get_offsets()[:, 0], [5.0])
+def test_over_budget_points_get_the_infeasible_colour():
+    fig = fig2_single(make_summary(over_budget_eps=(5.0, 10.0)))
+    ax = fig.axes[0]
+    over = [c for c in ax.collections if c.get_label() == OVER_BUDGET_LABEL]
+    assert len(over) == 1
+    np.testing.assert_allclose(over[0].get_offsets()[:, 0], [5.0, 10.0])
+    assert np.allclose(over[0].get_edgecolor()[0][:3], matplotlib.colors.to_rgb(INFEASIBLE_COLOR))
+    assert OVER_BUDGET_LABEL in legend_texts(fig) and not infeasible_markers(ax)
 
 
 def test_nans_do_not_crash(tmp_path):
     s = make_summary(infeasible_eps=(1.0, 2.0, 5.0, 10.0), nan_method="ldp")  # D-DP-PM and LDP all NaN
-    fig = fig2_single(s, make_calibration(infeasible_eps=(1.0, 2.0, 5.0, 10.0)), "All NaN", n=100)
+    fig = fig2_single(s, "All NaN", n=100)
     save_figure(fig, tmp_path / "a.png", tmp_path / "a.pdf", dpi=60)
     fig = fig3(make_curves(with_nan=True))
     assert BOUND_LABEL not in legend_texts(fig)  # every bound is NaN: no legend entry for it
@@ -164,14 +166,14 @@ def test_fig2_panel_on_given_axes_returns_legend_handles():
 
     fig = Figure()
     ax = fig.add_subplot()
-    handles = plot_fig2_panel(ax, make_summary(label=AMI_LABEL, dataset="ami_synthetic"), make_calibration())
+    handles = plot_fig2_panel(ax, make_summary(label=AMI_LABEL, dataset="ami_synthetic"))
     assert ax.get_title() == AMI_LABEL  # the stand-in label is kept, never retitled "AMI"
-    assert METHOD_STYLE["ddppm"]["label"] in handles
+    assert "D-DP-PM [network]" in handles
 
 
 def test_fig2_grid_two_by_two_with_shared_legend(tmp_path):
     panels = [
-        (lab, make_summary(label=lab, infeasible_eps=inf), make_calibration(inf), n)
+        (lab, make_summary(label=lab, infeasible_eps=inf), n)
         for lab, inf, n in (
             ("Diabetes", (), 442),
             ("Breast Cancer", (), 569),
@@ -191,7 +193,7 @@ def test_fig2_grid_two_by_two_with_shared_legend(tmp_path):
 
 
 def test_fig2_grid_hides_unused_panel():
-    panels = [(f"D{i}", make_summary(label=f"D{i}"), make_calibration(), None) for i in range(3)]
+    panels = [(f"D{i}", make_summary(label=f"D{i}"), None) for i in range(3)]
     fig = fig2_grid(panels)
     assert len(main_axes(fig)) == 3
 

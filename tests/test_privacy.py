@@ -1,4 +1,4 @@
-"""Tests of ddppm.privacy: Rényi divergence of Gaussians, the privacy-loss CGF and the δ tails (spec §6.3–6.6).
+"""Tests of ddppm.privacy.gaussian: Rényi divergence of Gaussians, the privacy-loss CGF and the δ tails (spec §6.3–6.6).
 
 Every value is checked against something computed another way: closed forms, numerical integration, a
 Monte Carlo of the privacy loss, or a brute-force minimisation.
@@ -11,8 +11,8 @@ import pytest
 from scipy import integrate
 from scipy.stats import multivariate_normal as mvn
 
-from ddppm.errors import ConfigError
-from ddppm.privacy import (
+from ddppm.core.errors import ConfigError
+from ddppm.privacy.gaussian import (
     SupportBasis,
     cgf,
     deltas_from_pair,

@@ -1,4 +1,4 @@
-"""Tests of ddppm.release: y = M q^(0) + L P (eq. 19–21), the conditional law (eq. 27–29), the reduced model."""
+"""Tests of the release model y = M q^(0) + L P (eq. 19–21), the conditional law (eq. 27–29), the reduced model."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy.linalg import block_diag
 
-from ddppm.algorithms import DDPPMParams, NoiseSchedule, ddppm_agentwise
-from ddppm.network import mixing_matrix, paper_ring_w, partition_rows
-from ddppm.problem import DistributedProblem
-from ddppm.release import (
+from ddppm.core.network import mixing_matrix, paper_ring_w, partition_rows
+from ddppm.core.problem import DistributedProblem
+from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_agentwise
+from ddppm.methods.ddppm.release import (
     ReducedReleaseModel,
     conditional_law_full,
     reduction_basis,

@@ -1,4 +1,4 @@
-"""Tests of ddppm.theory: the covariance Ω of q^(T), the proxy of eq. (71) and Theorem 3 (eq. 40)."""
+"""Tests of ddppm.methods.ddppm.theory: the covariance Ω of q^(T), the proxy of eq. (71) and Theorem 3 (eq. 40)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ import math
 import numpy as np
 import pytest
 
-from ddppm.algorithms import (
+from ddppm.core.errors import ConfigError
+from ddppm.core.metrics import sin_error
+from ddppm.core.network import paper_ring_w, partition_rows
+from ddppm.core.problem import DistributedProblem
+from ddppm.methods.ddppm.algorithm import (
     DDPPMParams,
     NoiseSchedule,
     ddppm_errors,
     ddppm_network,
     draw_standard_normals,
     scale_draws,
-    sin_error,
 )
-from ddppm.errors import ConfigError
-from ddppm.network import paper_ring_w, partition_rows
-from ddppm.problem import DistributedProblem
-from ddppm.theory import (
+from ddppm.methods.ddppm.theory import (
     _diag_minus_rank_one_extremes,
     _hw_f,
     _proxy_from,

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from ddppm.io import read_parquet
-from tests.conftest import TINY, copy_repo, snakemake
+from ddppm.core.io import read_parquet
+from tests.conftest import TINY, TINY_RESULTS, copy_repo, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -30,80 +30,92 @@ def test_resume_after_kill_redoes_nothing_finished(tiny_run):
     for path, mtime in tiny_run["finished_before"].items():
         if path.exists():  # temp() chunk files are consumed by the merge; finished outputs must be untouched
             assert path.stat().st_mtime_ns == mtime, f"{path} was recomputed after resuming"
-    leftovers = [p for p in (tiny_run["work"] / "results").rglob("*") if ".tmp-" in p.name]
+    leftovers = [p for p in (tiny_run["work"] / TINY_RESULTS).rglob("*") if ".tmp-" in p.name]
     assert not leftovers, f"temporary files left behind: {leftovers}"
 
 
 def test_outputs_exist_with_schema(tiny_run):
-    res = tiny_run["work"] / "results"
+    res = tiny_run["work"] / TINY_RESULTS
     config = yaml.safe_load((tiny_run["work"] / TINY).read_text())
+    methods = yaml.safe_load((tiny_run["work"] / "config.yaml").read_text())["montecarlo"]["methods"]
+    models = config["methods"]["ddppm"]["threat_models"]
     for ds in config["datasets"]:
         data, meta = read_parquet(res / "data" / ds / "normalized.parquet")
         assert {"row_id", "x0"} <= set(data.columns)
         assert meta["dataset"]["sha256"] and meta["config_hash"] and meta["package_version"]
+        assert {"git_commit", "python", "numpy", "scipy", "pandas", "snakemake"} <= set(meta["provenance"])
+        assert meta["provenance"]["numpy"] == np.__version__
         assert np.linalg.norm(data.filter(like="x").to_numpy(), axis=1).max() <= 1 + 1e-12
         part, _ = read_parquet(res / "data" / ds / "partition.parquet")
         assert sorted(part["row_id"]) == list(range(len(data)))
         _, net_meta = read_parquet(res / "data" / ds / "network.parquet")
         assert 0 <= net_meta["lambda2"] < 1 and net_meta["c"] == 20
-        chosen, cal_meta = read_parquet(res / "calibration" / f"{ds}.parquet")
-        assert list(chosen["eps"]) == [float(e) for e in config["epsilons"]]
-        assert {
-            "alpha",
-            "sigma_q",
-            "schedule",
-            "scale",
-            "ratio",
-            "T",
-            "c",
-            "t_star",
-            "delta",
-            "delta_upper",
-            "delta_limit",
-            "error_mean",
-            "error_std",
-            "met",
-        } <= set(chosen.columns)
-        for method in ("ddppm", "ldp", "ldp_analytic", "dpm"):
+        for model in models:
+            chosen, _ = read_parquet(res / "methods" / "ddppm" / ds / model / "calibration.parquet")
+            assert list(chosen["eps"]) == [float(e) for e in config["epsilons"]]
+            assert {"alpha", "sigma_q", "schedule", "scale", "ratio", "T", "c", "t_star", "delta"} <= set(chosen)
+            assert {"delta_upper", "delta_limit", "error_mean", "error_std", "met"} <= set(chosen.columns)
+            curve, _ = read_parquet(res / "methods" / "ddppm" / ds / model / "delta_vs_T.parquet")
+            assert list(curve["T"]) == list(range(1, config["methods"]["ddppm"]["delta_curve"]["T_max"] + 1))
+            assert np.all((curve["delta"] >= 0) & (curve["delta"] <= 1))
+        for method in methods:
+            params, _ = read_parquet(res / "params" / ds / f"{method}.parquet")
+            assert list(params.columns[:6]) == ["eps", "delta_limit", "threat_model", "accounting", "delta", "feasible"]
             for eps in config["epsilons"]:
                 runs, run_meta = read_parquet(res / "runs" / ds / method / f"eps~{eps:g}.parquet")
-                assert len(runs) == config["montecarlo"]["runs"]
-                assert list(runs["run"]) == list(range(len(runs)))
-                assert {"seed", "error"} <= set(runs.columns)
+                per_model = len(models) if method == "ddppm" else 1
+                assert len(runs) == config["montecarlo"]["runs"] * per_model
+                assert sorted(set(runs["run"])) == list(range(config["montecarlo"]["runs"]))
+                assert {"seed", "error", "delta", "delta_limit", "threat_model"} <= set(runs.columns)
                 assert run_meta["chunks"] == (2 if ds == "diabetes" else 1)
-        curve, _ = read_parquet(res / "privacy" / ds / "delta_vs_T.parquet")
-        assert list(curve["T"]) == list(range(1, config["delta_curve"]["T_max"] + 1))
-        assert np.all((curve["delta"] >= 0) & (curve["delta"] <= 1))
-    for name in ["fig2.png", "fig2.pdf", "fig3.png", "fig3.pdf"] + [f"fig2_{ds}.png" for ds in config["datasets"]]:
+    names = ["fig2.png", "fig2.pdf"] + [f"fig3_{m}.png" for m in models]
+    for name in names + [f"fig2_{ds}.png" for ds in config["datasets"]]:
         assert (res / "figures" / name).stat().st_size > 1000
     summary = pd.read_csv(res / "tables" / "summary.csv")
     assert set(summary["dataset"]) == set(config["datasets"])
+    assert set(summary["threat_model"]) == {*models, "none"}
+    ddppm_rows = summary[summary["method"] == "ddppm"]
+    assert ddppm_rows["feasible"].any(), "the tiny config should have at least one feasible D-DP-PM point"
+    assert ddppm_rows.loc[~ddppm_rows["feasible"], "error_mean"].isna().all(), "no error for infeasible points"
+
+
+def test_tiny_run_never_touches_results(tiny_run):
+    assert TINY_RESULTS != "results"
+    assert not (tiny_run["work"] / "results").exists()
 
 
 def test_chosen_parameters_meet_delta_limit(tiny_run):
     """Every chosen parameter set's δ, recomputed here from the stored data, is within its limit."""
-    from ddppm.accountant import evaluate_delta
-    from ddppm.calibration import params_from_row
-    from ddppm.pipeline import accountant_settings, dataset_config, load_problem
+    from ddppm.methods.ddppm.accountant import evaluate_delta
+    from ddppm.methods.ddppm.method import params_from_row
+    from ddppm.methods.ddppm.steps import accountant_settings
+    from ddppm.pipeline.config import dataset_config, validate_config
+    from ddppm.pipeline.steps import problem_from_files
 
-    res = tiny_run["work"] / "results"
+    res = tiny_run["work"] / TINY_RESULTS
     base = yaml.safe_load((tiny_run["work"] / "config.yaml").read_text())
     tiny = yaml.safe_load((tiny_run["work"] / TINY).read_text())
-    merged = {**base, **{k: ({**base[k], **v} if isinstance(v, dict) and k in base else v) for k, v in tiny.items()}}
+    from snakemake.utils import update_config
+
+    update_config(base, tiny)
+    merged = validate_config(base)
     checked = 0
     for ds in tiny["datasets"]:
-        chosen, _ = read_parquet(res / "calibration" / f"{ds}.parquet")
-        problem = load_problem(
+        problem = problem_from_files(
             *(res / "data" / ds / f for f in ("normalized.parquet", "partition.parquet", "network.parquet"))
         )
-        settings = accountant_settings(dataset_config(merged, ds)["privacy"])
-        for _, row in chosen[chosen["met"]].iterrows():
+        cfg = dataset_config(merged, ds)
+        params, _ = read_parquet(res / "params" / ds / "ddppm.parquet")
+        for _, row in params[params["feasible"]].iterrows():
+            settings = accountant_settings(
+                cfg["methods"]["ddppm"]["privacy"], cfg["threat_models"][row["threat_model"]]
+            )
             assert row["delta"] <= row["delta_limit"]
             again = evaluate_delta(problem, params_from_row(row), np.array([row["eps"]]), settings)
             assert again.delta[0] <= row["delta_limit"]
             assert again.delta[0] == pytest.approx(row["delta"], rel=1e-9)
             checked += 1
-    assert checked >= 1, "the tiny config should have at least one feasible ε"
+    assert checked >= 2, "the tiny config should have feasible points under both threat models"
 
 
 def test_config_error_stops_before_any_job(tmp_path):
@@ -114,25 +126,74 @@ def test_config_error_stops_before_any_job(tmp_path):
     out = snakemake(work, "--configfile", "bad.yaml")
     assert out.returncode != 0
     assert "epsilons" in out.stdout + out.stderr
-    assert not (work / "results").exists()
+    assert not (work / TINY_RESULTS).exists()
     bad["epsilons"] = [5, 40, 100]
     (work / "bad.yaml").write_text(yaml.safe_dump(bad))
     out = snakemake(work, "--configfile", "bad.yaml")
     assert out.returncode != 0 and "delta_limits.wine" in out.stdout + out.stderr
-    assert not (work / "results").exists()
+    assert not (work / TINY_RESULTS).exists()
 
 
-def test_param_change_reruns_only_that_dataset(tiny_run, tmp_path):
-    work = tiny_run["work"]
-    changed = yaml.safe_load((work / TINY).read_text())
-    changed.setdefault("dataset_options", {})["wine"] = {"calibration": {"runs": 11}}
-    (work / "changed.yaml").write_text(yaml.safe_dump(changed))
-    out = snakemake(work, "--configfile", "changed.yaml", "-n")
+def _dry_run_jobs(work, config: dict) -> dict[str, list[str]]:
+    """Rule → wildcard lines of every job a dry run with ``config`` would run."""
+    (work / "changed.yaml").write_text(yaml.safe_dump(config))
+    try:
+        out = snakemake(work, "--configfile", "changed.yaml", "-n")
+    finally:
+        (work / "changed.yaml").unlink()
     assert out.returncode == 0, out.stderr[-2000:]
-    text = out.stdout + out.stderr
-    assert "wildcards: dataset=wine" in text
-    assert "dataset=diabetes" not in text
-    (work / "changed.yaml").unlink()
+    jobs: dict[str, list[str]] = {}
+    rule = None
+    for line in (out.stdout + out.stderr).splitlines():
+        if line.startswith(("rule ", "localrule ")):
+            rule = line.split()[1].rstrip(":")
+            jobs.setdefault(rule, [])
+        elif rule and line.strip().startswith("wildcards:"):
+            jobs[rule].append(line.strip())
+    return jobs
+
+
+GATHERS = {"summarize_runs", "figure_fig2", "figure_fig2_panel", "summary_table", "all"}
+
+
+def test_param_change_reruns_only_that_dataset(tiny_run):
+    changed = yaml.safe_load((tiny_run["work"] / TINY).read_text())
+    changed["dataset_options"]["wine"] = {"methods": {"ddppm": {"calibration": {"runs": 11}}}}
+    jobs = _dry_run_jobs(tiny_run["work"], changed)
+    lines = [w for ws in jobs.values() for w in ws]
+    assert any("dataset=wine" in w for w in jobs["ddppm_calibrate"])
+    assert not any("dataset=diabetes" in w for w in lines)
+    assert "method_params" not in jobs, "closed-form methods do not wait for D-DP-PM's calibration"
+
+
+def test_dropping_a_method_or_rechunking_reruns_nothing_finished(tiny_run):
+    """The method list and the chunk count are read by no finished job: only gathers rerun."""
+    changed = yaml.safe_load((tiny_run["work"] / TINY).read_text())
+    changed.setdefault("montecarlo", {})["methods"] = ["ddppm", "ldp", "dpm"]
+    changed["montecarlo"]["chunks"] = 3
+    changed["dataset_options"]["diabetes"]["montecarlo"]["chunks"] = 1
+    jobs = _dry_run_jobs(tiny_run["work"], changed)
+    assert set(jobs) <= GATHERS, f"finished jobs would rerun: {sorted(set(jobs) - GATHERS)}"
+    assert "summary_table" in jobs
+
+
+def test_code_change_reruns_exactly_its_users(tiny_run):
+    """Editing a library module reruns the jobs whose code imports it, and nothing else."""
+    work = tiny_run["work"]
+    module = work / "src" / "ddppm" / "methods" / "ldp.py"
+    original = module.read_text()
+    module.write_text(original + "\n# an edit\n")
+    try:
+        jobs = _dry_run_jobs(work, yaml.safe_load((work / TINY).read_text()))
+    finally:
+        module.write_text(original)
+    rerun = {w.split("method=")[1].split(",")[0] for w in jobs["method_params"]}
+    assert rerun == {"ldp", "ldp_analytic"}, "both LDP variants live in the edited module, nothing else does"
+    assert set(jobs) - GATHERS <= {"method_params", "montecarlo_chunk", "montecarlo"}
+    others = ("method=ddppm", "method=dpm", "method=oracle")
+    assert not any(o in w for ws in jobs.values() for w in ws for o in others)
+    # and the unchanged file reruns nothing
+    assert _dry_run_jobs(work, yaml.safe_load((work / TINY).read_text())) == {}
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -157,12 +218,12 @@ def test_failed_download_leaves_no_output(tmp_path):
             "wine": {"source": "url", "url": f"http://127.0.0.1:{server.server_port}/wine.csv", "sha256": "0" * 64}
         }
         (work / "url.yaml").write_text(yaml.safe_dump(cfg))
-        out = snakemake(work, "results/data/wine/normalized.parquet", "--configfile", "url.yaml")
+        out = snakemake(work, f"{TINY_RESULTS}/data/wine/normalized.parquet", "--configfile", "url.yaml")
         assert out.returncode != 0
-        log = (work / "results" / "logs" / "prepare_dataset" / "wine.log").read_text()
+        log = (work / TINY_RESULTS / "logs" / "prepare_dataset" / "wine.log").read_text()
         assert "sha256" in log.lower()
-        assert not (work / "results" / "data" / "wine" / "normalized.parquet").exists()
-        assert not [p for p in (work / "results").rglob("*") if ".tmp-" in p.name]
+        assert not (work / TINY_RESULTS / "data" / "wine" / "normalized.parquet").exists()
+        assert not [p for p in (work / TINY_RESULTS).rglob("*") if ".tmp-" in p.name]
     finally:
         server.shutdown()
         server.server_close()
@@ -173,7 +234,7 @@ def test_report_has_every_figure_and_table_with_caption(tiny_run, tmp_path):
     out = snakemake(tiny_run["work"], "--configfile", TINY, "--report", str(report))
     assert out.returncode == 0, out.stderr[-2000:]
     html = report.read_text()
-    for name in ("fig2.png", "fig2_diabetes.png", "fig2_wine.png", "fig3.png", "summary.csv"):
+    for name in ("fig2.png", "fig2_diabetes.png", "fig2_wine.png", "fig3_paper.png", "fig3_network.png", "summary.csv"):
         assert name in html, f"{name} missing from the report"
     assert html.count("Config hash") >= 5
     assert "for dataset <strong>wine</strong>" in html

@@ -34,6 +34,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.conftest import TINY_RESULTS
+
 pytestmark = pytest.mark.cluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -211,9 +213,9 @@ def _comparable(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _assert_same_results(local_dir: Path, slurm_dir: Path) -> list[Path]:
-    """Every results/**/*.parquet|csv of the local run exists, with equal data, in the Slurm run."""
-    local_results = Path(local_dir) / "results"
+def _assert_same_results(local_dir: Path, slurm_dir: Path, results_dir: str = "results") -> list[Path]:
+    """Every <results_dir>/**/*.parquet|csv of the local run exists, with equal data, in the Slurm run."""
+    local_results = Path(local_dir) / results_dir
     files = sorted(
         p.relative_to(local_dir)
         for pattern in ("*.parquet", "*.csv")
@@ -419,7 +421,7 @@ def test_pipeline_on_slurm_matches_local(slurm_cluster, tiny_run, tmp_path, caps
         slurm_dir, ["--configfile", "tests/config/tiny.yaml"], slurm_cluster, capsys, "pipeline"
     )
     jobs = _assert_went_through_slurm(slurm_dir, proc, slurm_cluster)
-    files = _assert_same_results(local_dir, slurm_dir)
+    files = _assert_same_results(local_dir, slurm_dir, TINY_RESULTS)
     with capsys.disabled():
         rules = sorted({rule for rule, *_ in jobs.values()})
         print(

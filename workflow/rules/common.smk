@@ -1,78 +1,74 @@
-import copy
-
-from snakemake.utils import validate
-
-from ddppm.pipeline import check_config, dataset_config, eps_label
+from ddppm.core.provenance import code_version
+from ddppm.methods import available_methods, get_method, method_module
+from ddppm.pipeline.config import dataset_config, eps_label, job_params, validate_config
 
 
-# Per-dataset overrides are validated like the global sections, but schema defaults must not be injected
-# into them: an injected default would silently override the global value for that dataset.
-_overrides = copy.deepcopy(config.get("dataset_options", {}))
-validate(config, schema="../schemas/config.schema.yaml", set_default=True)
-config["dataset_options"] = _overrides
-check_config(config)
+# Validates against src/ddppm/pipeline/config.schema.yaml (completed with every registered method's own
+# schema), fills in every default, and runs the cross-key checks: a bad config stops here, before any job.
+validate_config(config)
 
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
 EPS_LABELS = [eps_label(e) for e in config["epsilons"]]
 METHODS = list(config["montecarlo"]["methods"])
+CLOSED_FORM_METHODS = [m for m in METHODS if not get_method(m).calibrated]
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
+SCRIPTS = f"{workflow.basedir}/workflow/scripts"
+# Figures and tables a method's own rule file adds to the default target (workflow/rules/methods/*.smk).
+METHOD_TARGETS = []
 
 
 wildcard_constraints:
     dataset="|".join(DATASETS),
-    method="ddppm|ldp_analytic|ldp|dpm",
+    method="|".join(available_methods()),
     eps=r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?",
     chunk=r"[0-9]+",
 
 
-def ds_params(*sections):
-    """Exactly the configuration sections a rule reads, for this dataset (params change detection)."""
-    return lambda wildcards: dataset_config(config, wildcards.dataset, sections)
+def params_of(*keys, drop=()):
+    """Exactly the config keys a job reads (dotted, `{method}` filled from the wildcard), for its dataset,
+    less `drop` (settings that only change the job layout, never a result)."""
+    return lambda wc: job_params(config, wc.dataset, tuple(k.format(**wc) for k in keys), tuple(drop))
 
 
-def calibration_chunks(dataset):
-    return int(dataset_config(config, dataset)["calibration"].get("chunks", 1))
+def global_params(*keys):
+    """The top-level config keys a gathering job reads (e.g. which datasets it gathers)."""
+    return lambda wc: job_params(config, None, keys)
+
+
+def code_of(*scripts, methods=None):
+    """Hash of the scripts' code and of every ddppm module they import, plus the wildcard's method module
+    (``methods="wildcard"``) or every run method's module (``methods="all"``, for gathers and figures)."""
+    paths = [f"{SCRIPTS}/{s}" for s in scripts]
+    if methods == "wildcard":
+        return lambda wc: code_version(*paths, method_module(wc.method))
+    if methods == "all":
+        return lambda wc: code_version(*paths, *(method_module(m) for m in METHODS))
+    return lambda wc: code_version(*paths)
+
+
+def problem_files(wildcards=None):
+    return {
+        "data": f"{RESULTS}/data/{{dataset}}/normalized.parquet",
+        "partition": f"{RESULTS}/data/{{dataset}}/partition.parquet",
+        "network": f"{RESULTS}/data/{{dataset}}/network.parquet",
+    }
 
 
 def mc_chunks(dataset):
     return int(dataset_config(config, dataset)["montecarlo"]["chunks"])
 
 
+def summary_inputs(wildcards=None):
+    return {"errors": expand(f"{RESULTS}/tables/errors_{{dataset}}.parquet", dataset=DATASETS)}
+
+
 def figure_targets():
     out = [f"{RESULTS}/figures/fig2_{ds}.{ext}" for ds in DATASETS for ext in ("png", "pdf")]
     out += [f"{RESULTS}/figures/fig2.{ext}" for ext in ("png", "pdf")]
-    out += [f"{RESULTS}/figures/fig3.{ext}" for ext in ("png", "pdf")]
     return out
 
 
 def all_targets():
-    return figure_targets() + [f"{RESULTS}/tables/summary.csv"]
-
-
-def summary_inputs(wildcards=None):
-    return {
-        "errors": expand(f"{RESULTS}/tables/errors_{{dataset}}.parquet", dataset=DATASETS),
-        "calibration": expand(f"{RESULTS}/calibration/{{dataset}}.parquet", dataset=DATASETS),
-    }
-
-
-def run_config_hash(wildcards=None):
-    from ddppm.io import config_hash
-
-    return config_hash(config)
-
-
-# Cheap gather/plot steps run in the main Snakemake process, not as cluster jobs.
-localrules:
-    all,
-    fig2,
-    fig3,
-    tables,
-    montecarlo,
-    summarize_runs,
-    figure_fig2_panel,
-    figure_fig2,
-    figure_fig3,
-    summary_table,
+    return figure_targets() + METHOD_TARGETS + [f"{RESULTS}/tables/summary.csv"]

@@ -1,8 +1,10 @@
 rule prepare_dataset:
+    """Load one dataset and bring every row into the unit ball (standardise, then scale)."""
     output:
         f"{RESULTS}/data/{{dataset}}/normalized.parquet",
     params:
-        cfg=ds_params("dataset",),
+        cfg=params_of("dataset"),
+        code=code_of("prepare_dataset.py"),
     log:
         f"{LOGS}/prepare_dataset/{{dataset}}.log",
     resources:
@@ -15,13 +17,15 @@ rule prepare_dataset:
 
 
 rule partition:
+    """Split the rows among the agents (seeded) and build the mixing matrix W (Assumption 2 checked)."""
     input:
         f"{RESULTS}/data/{{dataset}}/normalized.parquet",
     output:
         partition=f"{RESULTS}/data/{{dataset}}/partition.parquet",
         network=f"{RESULTS}/data/{{dataset}}/network.parquet",
     params:
-        cfg=ds_params("partition", "network"),
+        cfg=params_of("partition", "network"),
+        code=code_of("partition.py"),
     log:
         f"{LOGS}/partition/{{dataset}}.log",
     resources:

@@ -1,7 +1,7 @@
 rule figure_fig2_panel:
+    """Fig. 2 for one dataset: error against ε for every method and threat model."""
     input:
         errors=f"{RESULTS}/tables/errors_{{dataset}}.parquet",
-        calibration=f"{RESULTS}/calibration/{{dataset}}.parquet",
         data=f"{RESULTS}/data/{{dataset}}/normalized.parquet",
     output:
         png=report(
@@ -12,7 +12,8 @@ rule figure_fig2_panel:
         ),
         pdf=f"{RESULTS}/figures/fig2_{{dataset}}.pdf",
     params:
-        config_hash=lambda wc: dataset_config(config, wc.dataset)["config_hash"],
+        cfg=params_of("montecarlo.methods", "epsilons", "delta_limits"),
+        code=code_of("figure_fig2.py", methods="all"),
     log:
         f"{LOGS}/figures/fig2_{{dataset}}.log",
     resources:
@@ -25,6 +26,7 @@ rule figure_fig2_panel:
 
 
 rule figure_fig2:
+    """Fig. 2 of the journal paper: one panel per dataset, one shared legend."""
     input:
         unpack(summary_inputs),
         data=expand(f"{RESULTS}/data/{{dataset}}/normalized.parquet", dataset=DATASETS),
@@ -32,7 +34,8 @@ rule figure_fig2:
         png=report(f"{RESULTS}/figures/fig2.png", caption="../report/fig2.rst", category="Fig. 2: error vs ε"),
         pdf=f"{RESULTS}/figures/fig2.pdf",
     params:
-        config_hash=run_config_hash,
+        cfg=global_params("datasets"),
+        code=code_of("figure_fig2.py", methods="all"),
     log:
         f"{LOGS}/figures/fig2.log",
     resources:
@@ -44,32 +47,15 @@ rule figure_fig2:
         "../scripts/figure_fig2.py"
 
 
-rule figure_fig3:
-    input:
-        curves=expand(f"{RESULTS}/privacy/{{dataset}}/delta_vs_T.parquet", dataset=DATASETS),
-    output:
-        png=report(f"{RESULTS}/figures/fig3.png", caption="../report/fig3.rst", category="Fig. 3: error and δ vs T"),
-        pdf=f"{RESULTS}/figures/fig3.pdf",
-    params:
-        config_hash=run_config_hash,
-    log:
-        f"{LOGS}/figures/fig3.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../envs/ddppm.yaml"
-    script:
-        "../scripts/figure_fig3.py"
-
-
 rule summary_table:
+    """summary.csv: one row per (dataset, ε, method, threat model) with error, δ achieved and δ limit."""
     input:
         unpack(summary_inputs),
     output:
         report(f"{RESULTS}/tables/summary.csv", caption="../report/summary.rst", category="Tables"),
     params:
-        config_hash=run_config_hash,
+        cfg=global_params("datasets"),
+        code=code_of("summary_table.py", methods="all"),
     log:
         f"{LOGS}/tables/summary.log",
     resources:
@@ -82,16 +68,21 @@ rule summary_table:
 
 
 rule fig2:
+    """Fig. 2: the grid and one file per dataset."""
     input:
         expand(f"{RESULTS}/figures/fig2.{{ext}}", ext=("png", "pdf")),
         expand(f"{RESULTS}/figures/fig2_{{dataset}}.{{ext}}", dataset=DATASETS, ext=("png", "pdf")),
 
 
-rule fig3:
-    input:
-        expand(f"{RESULTS}/figures/fig3.{{ext}}", ext=("png", "pdf")),
-
-
 rule tables:
+    """The summary table."""
     input:
         f"{RESULTS}/tables/summary.csv",
+
+
+localrules:
+    fig2,
+    tables,
+    figure_fig2_panel,
+    figure_fig2,
+    summary_table,

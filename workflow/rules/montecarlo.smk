@@ -1,13 +1,35 @@
-rule montecarlo_chunk:
+rule method_params:
+    """Parameters of a closed-form method (no calibration) at every ε and its δ limit."""
     input:
-        data=f"{RESULTS}/data/{{dataset}}/normalized.parquet",
-        partition=f"{RESULTS}/data/{{dataset}}/partition.parquet",
-        network=f"{RESULTS}/data/{{dataset}}/network.parquet",
-        calibration=f"{RESULTS}/calibration/{{dataset}}.parquet",
+        **problem_files(),
+    output:
+        f"{RESULTS}/params/{{dataset}}/{{method}}.parquet",
+    wildcard_constraints:
+        method="|".join(CLOSED_FORM_METHODS) or "no-closed-form-method",
+    params:
+        cfg=params_of("epsilons", "delta_limits", "methods.{method}"),
+        code=code_of("method_params.py", methods="wildcard"),
+    log:
+        f"{LOGS}/method_params/{{dataset}}/{{method}}.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../envs/ddppm.yaml"
+    script:
+        "../scripts/method_params.py"
+
+
+rule montecarlo_chunk:
+    """One chunk of the Monte-Carlo runs of one (dataset, method, ε), for every threat model."""
+    input:
+        **problem_files(),
+        params=f"{RESULTS}/params/{{dataset}}/{{method}}.parquet",
     output:
         temp(f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.parquet"),
     params:
-        cfg=ds_params("epsilons", "delta_limits", "montecarlo"),
+        cfg=params_of("montecarlo.runs", "montecarlo.seed", "montecarlo.chunks", "methods.{method}"),
+        code=code_of("montecarlo_chunk.py", methods="wildcard"),
     log:
         f"{LOGS}/montecarlo/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.log",
     benchmark:
@@ -22,6 +44,7 @@ rule montecarlo_chunk:
 
 
 rule montecarlo:
+    """Merge the chunks of one (dataset, method, ε) in run order (bit-identical to one chunk)."""
     input:
         lambda wc: expand(
             f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.parquet",
@@ -33,7 +56,9 @@ rule montecarlo:
     output:
         f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}.parquet",
     params:
-        cfg=ds_params("montecarlo",),
+        # The chunks are temporary: the merge carries what they read, so a change reruns it and them.
+        cfg=params_of("montecarlo.runs", "montecarlo.seed", "methods.{method}"),
+        code=code_of("montecarlo_chunk.py", "montecarlo_merge.py", methods="wildcard"),
     log:
         f"{LOGS}/montecarlo_merge/{{dataset}}/{{method}}/eps~{{eps}}.log",
     resources:
@@ -46,6 +71,7 @@ rule montecarlo:
 
 
 rule summarize_runs:
+    """Mean error with its bands per (method, threat model, ε), for one dataset."""
     input:
         lambda wc: expand(
             f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}.parquet",
@@ -56,7 +82,8 @@ rule summarize_runs:
     output:
         f"{RESULTS}/tables/errors_{{dataset}}.parquet",
     params:
-        cfg=ds_params("montecarlo",),
+        cfg=params_of("montecarlo.runs", "montecarlo.methods", "epsilons"),
+        code=code_of("summarize_runs.py", methods="all"),
     log:
         f"{LOGS}/summarize_runs/{{dataset}}.log",
     resources:
@@ -66,3 +93,9 @@ rule summarize_runs:
         "../envs/ddppm.yaml"
     script:
         "../scripts/summarize_runs.py"
+
+
+localrules:
+    montecarlo,
+    summarize_runs,
+    method_params,

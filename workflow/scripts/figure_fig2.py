@@ -1,10 +1,10 @@
 """Rules figure_fig2_panel / figure_fig2: error vs ε, one panel per dataset (paper Fig. 2)."""
 
-from ddppm.io import read_parquet
-from ddppm.pipeline import setup_logging
+from ddppm.core.io import read_parquet
+from ddppm.pipeline.steps import setup_logging
 from ddppm.plotting import fig2_grid, fig2_single, save_figure
 
-setup_logging(snakemake.log[0])
+log = setup_logging(snakemake.log[0])
 
 
 def as_list(paths):
@@ -12,19 +12,18 @@ def as_list(paths):
 
 
 panels = []
-for errors_path, calib_path, data_path in zip(
-    as_list(snakemake.input.errors), as_list(snakemake.input.calibration), as_list(snakemake.input.data), strict=True
-):
+for errors_path, data_path in zip(as_list(snakemake.input.errors), as_list(snakemake.input.data), strict=True):
     summary, _ = read_parquet(errors_path)
-    calibration, _ = read_parquet(calib_path)
     data, data_meta = read_parquet(data_path)
     label = data_meta["dataset"].get("label", data_meta["dataset"]["name"])
-    summary = summary.assign(label=label)
-    panels.append((label, summary, calibration, len(data)))
+    panels.append((label, summary.assign(label=label), len(data)))
+    infeasible = summary[~summary["feasible"].astype(bool)]
+    log.info("%s: %d curves points, %d infeasible", label, len(summary), len(infeasible))
 
 fig = (
-    fig2_single(panels[0][1], panels[0][2], panels[0][0], n=panels[0][3])
+    fig2_single(panels[0][1], panels[0][0], n=panels[0][2])
     if snakemake.rule == "figure_fig2_panel"
     else fig2_grid(panels)
 )
 save_figure(fig, snakemake.output.png, snakemake.output.pdf)
+log.info("wrote %s", snakemake.output.png)

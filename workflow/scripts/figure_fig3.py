@@ -2,9 +2,9 @@
 
 import pandas as pd
 
+from ddppm.core.io import read_parquet
 from ddppm.data import LABELS
-from ddppm.io import read_parquet
-from ddppm.pipeline import setup_logging
+from ddppm.pipeline.steps import setup_logging
 from ddppm.plotting import fig3, save_figure
 
 setup_logging(snakemake.log[0])

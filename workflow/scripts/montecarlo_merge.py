@@ -2,14 +2,14 @@
 
 import pandas as pd
 
-from ddppm.io import read_parquet, write_parquet
-from ddppm.pipeline import setup_logging
+from ddppm.core.io import read_parquet, write_parquet
+from ddppm.pipeline.steps import setup_logging
 
 log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 merged = pd.concat([read_parquet(path)[0] for path in snakemake.input], ignore_index=True)
-merged = merged.sort_values("run", kind="stable").reset_index(drop=True)
-log.info("merged %d chunks, %d runs", len(snakemake.input), len(merged))
+merged = merged.sort_values(["threat_model", "run"], kind="stable").reset_index(drop=True)
+log.info("merged %d chunks: %d rows", len(snakemake.input), len(merged))
 write_parquet(
     merged,
     snakemake.output[0],

@@ -1,7 +1,7 @@
 """Rule partition: row → agent table and the mixing matrix (spec §3)."""
 
-from ddppm.io import read_parquet, write_parquet
-from ddppm.pipeline import partition_and_network, setup_logging
+from ddppm.core.io import read_parquet, write_parquet
+from ddppm.pipeline.steps import partition_and_network, setup_logging
 
 log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg

@@ -1,7 +1,7 @@
 """Rule prepare_dataset: load and normalise one dataset (spec §2)."""
 
-from ddppm.io import write_parquet
-from ddppm.pipeline import prepare_dataset, setup_logging
+from ddppm.core.io import write_parquet
+from ddppm.pipeline.steps import prepare_dataset, setup_logging
 
 log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg

@@ -1,15 +1,13 @@
-"""Rule summary_table: per dataset and ε, D-DP-PM vs LDP error and δ achieved against the δ limit."""
+"""Rule summary_table: one row per (dataset, ε, method, threat model): error, δ achieved, δ limit."""
 
 import pandas as pd
 
-from ddppm.io import read_parquet, write_text_atomic
-from ddppm.pipeline import setup_logging, summary_table
+from ddppm.core.io import read_parquet, write_text_atomic
+from ddppm.pipeline.steps import setup_logging
+from ddppm.pipeline.tables import summary_table
 
-setup_logging(snakemake.log[0])
+log = setup_logging(snakemake.log[0])
 errors = pd.concat([read_parquet(p)[0] for p in snakemake.input.errors], ignore_index=True)
-calibrations = []
-for path in snakemake.input.calibration:
-    frame, _ = read_parquet(path)
-    calibrations.append(frame.assign(dataset=path.split("/")[-1].removesuffix(".parquet")))
-table = summary_table(errors, pd.concat(calibrations, ignore_index=True))
+table = summary_table(errors)
+log.info("summary: %d rows, %d infeasible", len(table), int((~table["feasible"].astype(bool)).sum()))
 write_text_atomic(snakemake.output[0], table.to_csv(index=False))

@@ -1,0 +1,1 @@
+"""Method-independent building blocks: the problem, the network, partitions, metrics, seeds, I/O, errors."""

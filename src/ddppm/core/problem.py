@@ -1,0 +1,133 @@
+"""The decentralised problem: row blocks held by agents, the mixing matrix and the consensus depth.
+
+Everything downstream (algorithms, release model, privacy) works on a :class:`DistributedProblem`.
+Rows are stored agent by agent, so the global iterate ``q`` of the paper's eq. (4) is the stack
+``[q_1; …; q_m]`` in that order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ddppm.core.errors import ConfigError, DataError
+
+
+@dataclass(frozen=True)
+class DistributedProblem:
+    """Row-partitioned data ``X = [X_1; …; X_m]`` (eq. 1) on a network with mixing matrix ``W``.
+
+    Parameters
+    ----------
+    blocks
+        ``X_i ∈ R^{n_i×d}`` for each agent ``i``.
+    W
+        Mixing matrix (Assumption 2); validated by :func:`ddppm.core.network.validate_mixing_matrix`
+        where the problem is built from configuration.
+    c
+        Consensus (gossip) steps per power iteration; the algorithm uses ``W^c``.
+    """
+
+    blocks: tuple[np.ndarray, ...]
+    W: np.ndarray
+    c: int
+    row_ids: tuple[np.ndarray, ...] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(self.blocks) != self.W.shape[0]:
+            raise ConfigError(
+                f"network: W is {self.W.shape[0]}×{self.W.shape[0]} but there are {len(self.blocks)} "
+                "agents; set partition.m to the number of partition parts"
+            )
+        dims = {b.shape[1] for b in self.blocks}
+        if len(dims) != 1:
+            raise DataError(f"agents' blocks have different column counts {sorted(dims)}; all need d columns")
+        if any(b.shape[0] == 0 for b in self.blocks):
+            raise ConfigError("partition: an agent holds no rows; use fewer agents (partition.m)")
+        if int(self.c) != self.c or self.c < 0:
+            raise ConfigError(f"network.c must be a non-negative integer, got {self.c!r}")
+
+    @classmethod
+    def from_partition(cls, X: np.ndarray, parts: list[np.ndarray], W: np.ndarray, c: int) -> DistributedProblem:
+        """Build the problem from the global matrix and each agent's row indices."""
+        blocks = tuple(np.ascontiguousarray(X[np.asarray(p)], dtype=float) for p in parts)
+        return cls(blocks=blocks, W=np.asarray(W, dtype=float), c=int(c), row_ids=tuple(np.asarray(p) for p in parts))
+
+    @property
+    def m(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def d(self) -> int:
+        return self.blocks[0].shape[1]
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        return np.array([b.shape[0] for b in self.blocks])
+
+    @property
+    def n(self) -> int:
+        return int(self.sizes.sum())
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Start index of each agent's block in the stacked n-vector; ``offsets[m] = n``."""
+        return np.concatenate([[0], np.cumsum(self.sizes)])
+
+    def agent_slice(self, i: int) -> slice:
+        return slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    @cached_property
+    def X(self) -> np.ndarray:
+        """The stacked global matrix ``X`` (agent-major row order)."""
+        return np.vstack(self.blocks)
+
+    @cached_property
+    def Wc(self) -> np.ndarray:
+        """``W^c``: the effective one-iteration consensus matrix."""
+        return np.linalg.matrix_power(self.W, self.c)
+
+    @cached_property
+    def Xi(self) -> np.ndarray:
+        """``Ξ = D(X) (m (W^c ⊗ I_d)) Dᵀ(X)`` (eq. 13): block ``(i, j)`` is ``m (W^c)_ij X_i X_jᵀ``."""
+        X = self.X
+        agent_of_row = np.repeat(np.arange(self.m), self.sizes)
+        weights = self.m * self.Wc[np.ix_(agent_of_row, agent_of_row)]
+        return weights * (X @ X.T)
+
+    @cached_property
+    def xi_eigenvalues(self) -> np.ndarray:
+        """Eigenvalues ``μ_1 ≥ μ_2 ≥ …`` of the symmetric matrix Ξ."""
+        return np.linalg.eigvalsh(self.Xi)[::-1]
+
+    @property
+    def mu1(self) -> float:
+        return float(self.xi_eigenvalues[0])
+
+    @property
+    def mu2(self) -> float:
+        return float(self.xi_eigenvalues[1])
+
+    @cached_property
+    def top_eigenvector(self) -> np.ndarray:
+        """``v``: the principal eigenvector of ``X Xᵀ`` (left singular vector of X), unit norm."""
+        u, _, _ = np.linalg.svd(self.X, full_matrices=False)
+        return u[:, 0]
+
+    @cached_property
+    def top_right_singular_vector(self) -> np.ndarray:
+        """The top right singular vector of X (a direction in feature space, length d)."""
+        return np.linalg.svd(self.X, full_matrices=False)[2][0]
+
+    @cached_property
+    def singular_values(self) -> np.ndarray:
+        return np.linalg.svd(self.X, compute_uv=False)
+
+    def with_blocks(self, blocks: tuple[np.ndarray, ...]) -> DistributedProblem:
+        """A copy with other data blocks (same sizes, network and c): adjacent data sets."""
+        return DistributedProblem(blocks=blocks, W=self.W, c=self.c, row_ids=self.row_ids)
+
+    def with_c(self, c: int) -> DistributedProblem:
+        return DistributedProblem(blocks=self.blocks, W=self.W, c=c, row_ids=self.row_ids)

@@ -1,0 +1,35 @@
+"""Data sets: loaders (scikit-learn copies, pinned URLs, seeded synthetic stand-ins) and normalisation."""
+
+from ddppm.data.datasets import (
+    DATASETS,
+    LABELS,
+    NORMALIZATIONS,
+    PAPER_SHAPES,
+    SOURCES,
+    Dataset,
+    check_unit_ball,
+    load_dataset,
+    matrix_sha256,
+    normalize,
+)
+from ddppm.data.sources import download, read_numeric_table
+from ddppm.data.synthetic import GraphSignal, ami_synthetic, sbm_graph_signal, sbm_graph_signal_parts
+
+__all__ = [
+    "DATASETS",
+    "LABELS",
+    "NORMALIZATIONS",
+    "PAPER_SHAPES",
+    "SOURCES",
+    "Dataset",
+    "GraphSignal",
+    "ami_synthetic",
+    "check_unit_ball",
+    "download",
+    "load_dataset",
+    "matrix_sha256",
+    "normalize",
+    "read_numeric_table",
+    "sbm_graph_signal",
+    "sbm_graph_signal_parts",
+]

@@ -1,0 +1,386 @@
+r"""Data sets and their preparation (spec §2).
+
+A data set is a real matrix :math:`X \in \mathbb{R}^{n \times d}` whose rows are data points; the rows
+are later split among agents and the target is the top left singular vector of :math:`X`.
+
+Supported names (:data:`DATASETS`):
+
+``diabetes``, ``breast_cancer``, ``wine``
+    The paper's UCI sets (442×10, 569×30, 178×13). Default source: the copies shipped with
+    scikit-learn (no network); ``source="url"`` downloads the original files.
+``ami_synthetic``
+    An offline, seeded **synthetic stand-in** for the paper's private AMI smart-meter data
+    (1352×25), see :func:`ami_synthetic`. Figures must label it as a stand-in (``meta["label"]``).
+``sbm_graph_signal``
+    The workshop paper's graph signals on a stochastic block model graph (400×3),
+    see :func:`sbm_graph_signal`.
+
+The paper assumes every data point lies in the unit ball; :func:`normalize` enforces it and
+:func:`check_unit_ball` verifies it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ddppm.core.errors import ConfigError, DataError
+from ddppm.data.sources import download, read_numeric_table
+from ddppm.data.synthetic import ami_synthetic, sbm_graph_signal
+
+DATASETS: tuple[str, ...] = ("diabetes", "breast_cancer", "wine", "ami_synthetic", "sbm_graph_signal")
+"""Names accepted by :func:`load_dataset`."""
+
+SOURCES: tuple[str, ...] = ("default", "url")
+"""Values accepted for ``source`` (config key ``datasets.<name>.source``)."""
+
+NORMALIZATIONS: tuple[str, ...] = ("standardize", "scale", "sphere")
+"""Values accepted by :func:`normalize` (config key ``normalization``)."""
+
+PAPER_SHAPES: dict[str, tuple[int, int]] = {
+    "diabetes": (442, 10),
+    "breast_cancer": (569, 30),
+    "wine": (178, 13),
+    "ami_synthetic": (1352, 25),
+    "sbm_graph_signal": (400, 3),
+}
+"""Shapes used in the papers (journal §IV-B, workshop §4)."""
+
+LABELS: dict[str, str] = {
+    "diabetes": "Diabetes",
+    "breast_cancer": "Breast Cancer",
+    "wine": "Wine",
+    "ami_synthetic": "AMI (synthetic stand-in)",
+    "sbm_graph_signal": "SBM graph signals",
+}
+"""Human-readable labels for figures; the AMI stand-in is labelled as such."""
+
+_SKLEARN_LOADERS: dict[str, str] = {
+    "diabetes": "load_diabetes",
+    "breast_cancer": "load_breast_cancer",
+    "wine": "load_wine",
+}
+_URL_OPTIONS = ("delimiter", "header", "drop_last_column", "drop_columns", "check_shape", "timeout")
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A loaded data matrix with its provenance.
+
+    Attributes
+    ----------
+    matrix : numpy.ndarray
+        Float64, C-contiguous, shape ``(n, d)``, read-only (so ``meta["sha256"]`` stays valid); rows
+        are data points. Not normalised.
+    meta : dict
+        At least ``name``, ``source``, ``shape`` (``[n, d]``) and ``sha256`` (hex digest of
+        ``matrix.tobytes()``, see :func:`matrix_sha256`), plus ``label`` and source-specific keys
+        (``seed``, ``url``, ``file_sha256``, ``origin``, ``options``, ...).
+    """
+
+    matrix: np.ndarray
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        m = np.ascontiguousarray(self.matrix, dtype=np.float64)
+        if m is self.matrix:
+            m = m.copy()
+        m.flags.writeable = False
+        object.__setattr__(self, "matrix", m)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n, d)``."""
+        n, d = self.matrix.shape
+        return int(n), int(d)
+
+
+def matrix_sha256(X: np.ndarray) -> str:
+    """Hex sha256 of the bytes of ``X`` as a C-contiguous float64 array.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Any array convertible to float64.
+
+    Returns
+    -------
+    str
+        64 lowercase hex characters.
+    """
+    return hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------- loading
+
+
+def load_dataset(
+    name: str,
+    *,
+    source: str = "default",
+    url: str | None = None,
+    sha256: str | None = None,
+    cache_dir: str | Path | None = None,
+    seed: int = 0,
+    **options: Any,
+) -> Dataset:
+    """Load one of the supported data sets as an ``n × d`` float64 matrix (rows = data points).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS`.
+    source : {"default", "url"}
+        ``"default"``: the scikit-learn copy for ``diabetes`` (``load_diabetes(scaled=False)``, the raw
+        features), ``breast_cancer`` and ``wine`` (features only, no targets), the seeded generator for
+        ``ami_synthetic`` (:func:`ami_synthetic`) and ``sbm_graph_signal`` (:func:`sbm_graph_signal`).
+        ``"url"``: download a delimited numeric table from ``url`` (checked against ``sha256``) into
+        ``cache_dir`` and read it with :func:`read_numeric_table`.
+    url, sha256 : str, optional
+        Required for ``source="url"`` (config keys ``datasets.<name>.url`` / ``datasets.<name>.sha256``).
+    cache_dir : str or Path, optional
+        Download directory; default ``$DDPPM_CACHE_DIR`` or ``~/.cache/ddppm``.
+    seed : int
+        Seed of the synthetic generators (ignored by the other sources but recorded).
+    **options
+        ``source="default"``, synthetic sets: keyword arguments of the generator (e.g. ``n``, ``d`` for
+        ``ami_synthetic``; ``n_nodes``, ``tau``... for ``sbm_graph_signal``). The scikit-learn sets take
+        none. ``source="url"``: ``delimiter``, ``header``, ``drop_last_column``, ``drop_columns`` (see
+        :func:`read_numeric_table`), ``timeout`` (seconds, default 30) and ``check_shape`` (default
+        True: for diabetes / breast_cancer / wine the number of columns must equal the paper's ``d``).
+
+    Returns
+    -------
+    Dataset
+        The matrix and its metadata; ``meta["sha256"]`` hashes the matrix before any normalisation.
+
+    Raises
+    ------
+    DataError
+        Unknown name or source, missing url/sha256, download or checksum failure, bad table.
+    ConfigError
+        Unknown option for the chosen source.
+    """
+    if name not in DATASETS:
+        raise DataError(
+            f"unknown dataset {name!r}; valid dataset names are {', '.join(DATASETS)}. "
+            "Fix the dataset name in the config (the keys under `datasets`)."
+        )
+    if source not in SOURCES:
+        raise DataError(
+            f"unknown source {source!r} for dataset {name!r}; valid sources are {', '.join(SOURCES)}. "
+            f"Fix `dataset_options.{name}.source` in the config."
+        )
+    meta: dict[str, Any] = {"name": name, "label": LABELS[name], "source": source, "seed": int(seed)}
+    if source == "url":
+        X = _load_url(name, url=url, sha256=sha256, cache_dir=cache_dir, options=options, meta=meta)
+        if name == "ami_synthetic":
+            meta["label"] = "AMI stand-in (downloaded smart-meter profiles)"
+            meta["stand_in"] = "downloaded stand-in for the paper's private AMI smart-meter data"
+    elif name in _SKLEARN_LOADERS:
+        if options:
+            raise ConfigError(
+                f"dataset {name!r} with source 'default' takes no options, got {sorted(options)}; "
+                f"remove them from `dataset_options.{name}`."
+            )
+        X = _load_sklearn(name, meta)
+    else:
+        generator = ami_synthetic if name == "ami_synthetic" else sbm_graph_signal
+        allowed = [k for k in inspect.signature(generator).parameters if k != "seed"]
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:
+            raise ConfigError(
+                f"unknown option(s) {unknown} for dataset {name!r}; valid options are {', '.join(allowed)} "
+                f"(and `seed`). Fix `dataset_options.{name}`."
+            )
+        X = generator(seed=seed, **options)
+        meta["origin"] = f"ddppm.data.{generator.__name__}"
+        meta["options"] = dict(options)
+        if name == "ami_synthetic":
+            meta["stand_in"] = "synthetic stand-in for the paper's private AMI smart-meter data"
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataError(f"dataset {name!r} loaded with unusable shape {X.shape}; expected a non-empty n×d table.")
+    meta["shape"] = [int(X.shape[0]), int(X.shape[1])]
+    meta["sha256"] = matrix_sha256(X)
+    return Dataset(matrix=X, meta=meta)
+
+
+def _load_sklearn(name: str, meta: dict[str, Any]) -> np.ndarray:
+    import sklearn
+    import sklearn.datasets as skd
+
+    loader = getattr(skd, _SKLEARN_LOADERS[name])
+    bunch = loader(scaled=False) if name == "diabetes" else loader()
+    call = "load_diabetes(scaled=False)" if name == "diabetes" else f"{_SKLEARN_LOADERS[name]}()"
+    meta["origin"] = f"sklearn.datasets.{call}.data"
+    meta["sklearn_version"] = sklearn.__version__
+    return np.asarray(bunch.data, dtype=np.float64)
+
+
+def _default_cache_dir() -> Path:
+    env = os.environ.get("DDPPM_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "ddppm"
+
+
+def _load_url(
+    name: str,
+    *,
+    url: str | None,
+    sha256: str | None,
+    cache_dir: str | Path | None,
+    options: dict[str, Any],
+    meta: dict[str, Any],
+) -> np.ndarray:
+    if not url:
+        raise DataError(f"dataset {name!r} has source 'url' but no URL; set `dataset_options.{name}.url`.")
+    if not sha256:
+        raise DataError(
+            f"dataset {name!r} has source 'url' but no pinned checksum; set `dataset_options.{name}.sha256` "
+            "to the sha256 hex digest of the file."
+        )
+    unknown = sorted(set(options) - set(_URL_OPTIONS))
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) {unknown} for dataset {name!r} with source 'url'; valid options are "
+            f"{', '.join(_URL_OPTIONS)}. Fix `dataset_options.{name}`."
+        )
+    opts = dict(options)
+    timeout = float(opts.pop("timeout", 30.0))
+    check_shape = bool(opts.pop("check_shape", True))
+    basename = Path(urllib.parse.urlparse(url).path).name or "download"
+    cache = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
+    dest = cache / f"{name}-{sha256.strip().lower()[:12]}-{basename}"
+    path = download(url, sha256, dest, timeout=timeout)
+    X = read_numeric_table(path, **opts)
+    if check_shape and name in _SKLEARN_LOADERS and X.shape[1] != PAPER_SHAPES[name][1]:
+        raise DataError(
+            f"dataset {name!r} from {url} has {X.shape[1]} numeric columns, the paper uses "
+            f"{PAPER_SHAPES[name][1]}; drop label/id columns with `dataset_options.{name}.drop_columns` or "
+            f"`drop_last_column`, or set `dataset_options.{name}.check_shape: false`."
+        )
+    meta.update(url=url, file_sha256=sha256.strip().lower(), cache_path=str(path), options=dict(options))
+    meta["origin"] = url
+    return X
+
+
+# ------------------------------------------------------------------------------------- normalisation
+
+
+def _validate_matrix(X: np.ndarray, key: str) -> np.ndarray:
+    A = np.asarray(X, dtype=np.float64)
+    if A.ndim != 2:
+        raise DataError(f"{key} must be a 2-D n×d matrix (rows = data points), got shape {A.shape}.")
+    bad = ~np.isfinite(A)
+    if bad.any():
+        rows = int(bad.any(axis=1).sum())
+        raise DataError(
+            f"{key} contains NaN or infinite entries in {rows} row(s); clean or drop them before normalising."
+        )
+    return A
+
+
+def normalize(X: np.ndarray, method: str = "standardize") -> tuple[np.ndarray, dict[str, Any]]:
+    r"""Bring every row into the unit ball (spec §2; the paper: "every point within or on the unit ball").
+
+    ``"standardize"`` (default)
+        :math:`\tilde x_{rj} = (x_{rj} - \mu_j) / \sigma_j` (population std; columns with
+        :math:`\sigma_j = 0` become 0), then :math:`x_r \leftarrow \tilde x_r / \max_s \|\tilde x_s\|`,
+        so :math:`\max_r \|x_r\| = 1`.
+    ``"scale"``
+        Only :math:`x_r \leftarrow x_r / \max_s \|x_s\|` (no centering).
+    ``"sphere"``
+        Standardise as above, then :math:`x_r \leftarrow \tilde x_r / \|\tilde x_r\|` (every non-zero
+        row on the unit sphere; zero rows stay 0).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(n, d)`` finite matrix. Not modified.
+    method : {"standardize", "scale", "sphere"}
+        Config key ``normalization``.
+
+    Returns
+    -------
+    Xn : numpy.ndarray
+        Normalised float64 copy with maximum row norm 1.
+    info : dict
+        ``method``, ``max_row_norm_input`` (of ``X``), ``max_row_norm_before`` (of the matrix just before
+        the row scaling / projection, i.e. the divisor for ``standardize`` / ``scale``), and
+        ``column_means`` / ``column_stds`` (lists) when standardising.
+
+    Raises
+    ------
+    ConfigError
+        Unknown ``method``.
+    DataError
+        Non-2-D input, NaN/inf entries, or a matrix whose rows are all zero (after centering).
+    """
+    if method not in NORMALIZATIONS:
+        raise ConfigError(
+            f"unknown normalization {method!r}; set `normalization` to one of {', '.join(NORMALIZATIONS)}."
+        )
+    A = _validate_matrix(X, "X").copy()
+    if A.size == 0:
+        raise DataError(f"cannot normalise an empty matrix of shape {A.shape}; check the data set.")
+    info: dict[str, Any] = {"method": method, "max_row_norm_input": float(np.linalg.norm(A, axis=1).max())}
+    if method in ("standardize", "sphere"):
+        mean = A.mean(axis=0)
+        std = A.std(axis=0)
+        safe = np.where(std > 0, std, 1.0)
+        A = (A - mean) / safe
+        A[:, std == 0] = 0.0
+        info["column_means"] = mean.tolist()
+        info["column_stds"] = std.tolist()
+    norms = np.linalg.norm(A, axis=1)
+    top = float(norms.max()) if norms.size else 0.0
+    info["max_row_norm_before"] = top
+    if top == 0.0:
+        raise DataError(
+            f"cannot normalise X with method {method!r}: every row is zero"
+            + (" after centering (all rows identical)" if method != "scale" else "")
+            + "; the data set carries no information."
+        )
+    if method == "sphere":
+        A = np.divide(A, norms[:, None], out=np.zeros_like(A), where=norms[:, None] > 0)
+    else:
+        A /= top
+    return A, info
+
+
+def check_unit_ball(X: np.ndarray, tol: float = 1e-9, key: str = "X") -> None:
+    """Check the paper's assumption that every row lies in the unit ball, :math:`\\|x_r\\| \\le 1`.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(n, d)`` matrix.
+    tol : float
+        Allowed excess: rows with norm up to ``1 + tol`` pass.
+    key : str
+        Name of the input in error messages.
+
+    Raises
+    ------
+    DataError
+        If ``X`` is not 2-D, has NaN/inf entries, or has rows of norm ``> 1 + tol`` (the message gives
+        their count, the largest norm and the fix).
+    """
+    A = _validate_matrix(X, key)
+    norms = np.linalg.norm(A, axis=1)
+    over = norms > 1.0 + tol
+    if over.any():
+        raise DataError(
+            f"{key}: {int(over.sum())} of {A.shape[0]} rows lie outside the unit ball (largest row norm "
+            f"{float(norms.max()):.6g} > 1 + {tol:g}). Normalise the data with ddppm.data.normalize or set "
+            f"`normalization` in the config ({' | '.join(NORMALIZATIONS)})."
+        )

@@ -1,0 +1,133 @@
+"""The method contract and the registry: every private-PCA method has one shape.
+
+A method is a subclass of :class:`Method` in a module (or package) ``ddppm.methods.<name>``, decorated
+with :func:`register`. The workflow, the tables and the figures learn the list of methods from
+:func:`available_methods`; nothing outside a method's own module names it. A method supplies
+
+* ``name``, ``label`` and ``style`` (its legend entry and line style);
+* ``config_schema``: the JSON schema of its own config section ``methods.<name>`` (defaults included);
+* :meth:`Method.choose_params`: its parameters at each (ε, δ limit) on a problem (a closed form here, or a
+  calibration with rules of its own in ``workflow/rules/methods/<name>.smk``, then ``calibrated = True``);
+* :meth:`Method.run_errors`: per-run errors from one random generator per run;
+* its parameter table rows: one row per (ε, threat model) with at least :data:`PARAM_COLUMNS`.
+
+Adding a method is one module plus its config entry (and, for a calibrated method, one rule file).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ddppm.core.errors import ConfigError
+from ddppm.core.problem import DistributedProblem
+
+PARAM_COLUMNS = ("eps", "delta_limit", "threat_model", "accounting", "delta", "feasible")
+"""Columns every parameter-table row has. ``delta`` is the δ the chosen parameters achieve (NaN where
+no parameters met the limit), ``delta_limit`` the budget it was chosen for, ``threat_model`` and
+``accounting`` name how ``delta`` was computed (``none`` for methods without a threat model)."""
+
+NO_THREAT_MODEL = "none"
+
+
+class Method(ABC):
+    """One private (or reference) PCA method, as the workflow sees it.
+
+    Subclasses set the class attributes and implement :meth:`choose_params` and :meth:`run_errors`.
+    Instances are cheap and stateless; the registry keeps one per name.
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    style: ClassVar[dict[str, Any]] = {}
+    config_schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False, "properties": {}}
+    calibrated: ClassVar[bool] = False
+    """True when the parameter table comes from the method's own rules (``workflow/rules/methods/``)."""
+    depends_on_eps: ClassVar[bool] = True
+    """False for references whose output does not depend on ε: the same seeds then serve every ε."""
+
+    @abstractmethod
+    def choose_params(
+        self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
+    ) -> pd.DataFrame:
+        """The method's parameters for each ε and its δ limit: a table with :data:`PARAM_COLUMNS` and the
+        method's own parameter columns. ``options`` is the validated section ``methods.<name>``."""
+
+    @abstractmethod
+    def run_errors(
+        self,
+        problem: DistributedProblem,
+        params: pd.Series,
+        rngs: Sequence[np.random.Generator],
+        options: dict[str, Any],
+    ) -> np.ndarray:
+        """Error ``sin(v, q)`` (paper eq. 37) of one run per generator in ``rngs``, with the parameters of
+        one row of :meth:`choose_params`'s table. Only called for feasible rows."""
+
+    def seed_labels(self, dataset: str, eps: float) -> tuple[object, ...]:
+        """What a run's seed derives from (with the run index): never the chunk layout."""
+        return (dataset, self.name, float(eps)) if self.depends_on_eps else (dataset, self.name)
+
+    def plot_style(self) -> dict[str, Any]:
+        """Legend label and line style for the figures."""
+        return {"label": self.label, **self.style}
+
+
+_REGISTRY: dict[str, Method] = {}
+_DISCOVERED = False
+
+
+def register(cls: type[Method]) -> type[Method]:
+    """Class decorator: add a method to the registry under ``cls.name``."""
+    name = cls.name
+    if name in _REGISTRY and type(_REGISTRY[name]) is not cls:
+        raise ValueError(f"two methods are registered as {name!r}: {type(_REGISTRY[name])} and {cls}")
+    _REGISTRY[name] = cls()
+    return cls
+
+
+def _discover() -> None:
+    """Import every module and package under :mod:`ddppm.methods` once, so their methods register."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    import ddppm.methods as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name != "base":
+            importlib.import_module(f"{package.__name__}.{info.name}")
+    _DISCOVERED = True
+
+
+def available_methods() -> dict[str, Method]:
+    """Every registered method by name, in a stable order (registration order)."""
+    _discover()
+    return dict(_REGISTRY)
+
+
+def get_method(name: str) -> Method:
+    """The registered method ``name``; a :class:`ConfigError` naming ``montecarlo.methods`` if unknown."""
+    methods = available_methods()
+    if name not in methods:
+        raise ConfigError(f"montecarlo.methods: unknown method {name!r}; known methods are {sorted(methods)}")
+    return methods[name]
+
+
+def method_module(name: str) -> str:
+    """The module that defines method ``name`` (for code-change tracking)."""
+    return type(get_method(name)).__module__
+
+
+def param_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A parameter table with :data:`PARAM_COLUMNS` first; checks every row has them."""
+    table = pd.DataFrame(rows)
+    missing = [c for c in PARAM_COLUMNS if c not in table]
+    if missing:
+        raise ValueError(f"parameter table lacks columns {missing}")
+    return table[list(PARAM_COLUMNS) + [c for c in table.columns if c not in PARAM_COLUMNS]]

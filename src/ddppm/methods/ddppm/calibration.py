@@ -1,0 +1,380 @@
+"""Parameter calibration of D-DP-PM (paper §IV-B, spec §7).
+
+Around Corollary 1 (``1/μ₁ < α < 1/μ₂``, ``σ_q = 1/√n``) a grid of noise schedules, noise scales and
+iteration counts is searched coarse to fine:
+
+1. stage ``coarse``: ``T = T*`` with every schedule (geometric ratios ``μ₂/μ₁``, 1, ``αμ₁``; constant)
+   and every scale ``σ_p = κ σ_q``;
+2. stage ``fine``: for each ε, the best coarse schedule is re-searched at ``T = T* + offset``.
+
+Every candidate's error is estimated by Monte Carlo with common random numbers. Its δ is first screened
+on the worst few (observer, adjacent) pairs; per ε the least-error candidate that passes the screen is
+then confirmed with every pair. Screening is sound because a maximum over a subset can only be smaller.
+A candidate is chosen only if its confirmed δ is within the limit; otherwise the table says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.core.problem import DistributedProblem
+from ddppm.core.seeds import run_generators
+from ddppm.methods.ddppm.accountant import AccountantSettings, DeltaResult, PairKey, check_epsilons, evaluate_delta
+from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals, t_star
+from ddppm.methods.ddppm.method import params_from_row
+
+RATIO_NAMES = ("corollary", "one", "growth")
+DELTA_STATISTICS = ("mean", "max")
+
+
+@dataclass(frozen=True)
+class CalibrationGrid:
+    """The search space (config key ``calibration``)."""
+
+    kappas: tuple[float, ...] = tuple(float(k) for k in np.geomspace(0.01, 1000, 11))
+    schedules: tuple[str, ...] = ("geometric", "constant")
+    ratios: tuple[str, ...] = RATIO_NAMES
+    t_offsets: tuple[int, ...] = (-2, -1, 1, 2)
+    alpha_factors: tuple[float, ...] = (1.0,)
+    sigma_q_factors: tuple[float, ...] = (1.0,)
+    runs: int = 100
+    screen_pairs: int = 2
+    max_verifications: int = 8
+    fine_window: int = 2
+    t_star_tol: float = 1e-3
+    t_max: int = 60
+    delta_statistic: str = "mean"
+
+    def __post_init__(self) -> None:
+        if not self.kappas or min(self.kappas) <= 0:
+            raise ConfigError("methods.ddppm.calibration.kappas must be a non-empty list of positive numbers")
+        unknown = set(self.ratios) - set(RATIO_NAMES)
+        if unknown:
+            raise ConfigError(f"methods.ddppm.calibration.ratios: unknown {sorted(unknown)}; use {RATIO_NAMES}")
+        if self.delta_statistic not in DELTA_STATISTICS:
+            raise ConfigError(f"methods.ddppm.calibration.delta_statistic must be one of {DELTA_STATISTICS}")
+        if self.runs < 2:
+            raise ConfigError("methods.ddppm.calibration.runs must be >= 2")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    params: DDPPMParams
+    kappa: float
+    ratio_name: str
+    stage: str
+
+
+@dataclass
+class CalibrationResult:
+    """``chosen``: one row per ε; ``candidates``: every evaluated (candidate, ε) with its δ and error."""
+
+    chosen: pd.DataFrame
+    candidates: pd.DataFrame
+    t_star: int
+    t_star_reached: bool
+    mu1: float
+    mu2: float
+    screen: list[PairKey] = field(default_factory=list)
+
+
+def corollary_alpha(problem: DistributedProblem) -> float:
+    """``α₀ = 1/sqrt(μ₁μ₂)``: the geometric midpoint of Corollary 1's interval ``(1/μ₁, 1/μ₂)``."""
+    return float(1.0 / np.sqrt(problem.mu1 * problem.mu2))
+
+
+def make_candidate(
+    problem: DistributedProblem,
+    T: int,
+    alpha: float,
+    sigma_q: float,
+    schedule: str,
+    ratio_name: str,
+    kappa: float,
+    stage: str,
+) -> Candidate:
+    """A candidate with ``σ_p(t) = κ σ_q r^t``; ``r`` is ``μ₂/μ₁``, 1 or ``αμ₁`` by ``ratio_name``."""
+    ratio = {"corollary": problem.mu2 / problem.mu1, "growth": alpha * problem.mu1}.get(ratio_name, 1.0)
+    noise = NoiseSchedule(schedule, kappa * sigma_q, ratio if schedule == "geometric" else 1.0)
+    return Candidate(
+        DDPPMParams(alpha=alpha, sigma_q=sigma_q, schedule=noise, T=T),
+        kappa,
+        ratio_name if schedule == "geometric" else "-",
+        stage,
+    )
+
+
+def _families(grid: CalibrationGrid) -> list[tuple[str, str]]:
+    fams = [("geometric", r) for r in grid.ratios] if "geometric" in grid.schedules else []
+    return fams + ([("constant", "-")] if "constant" in grid.schedules else [])
+
+
+def check_limits(eps: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    limits = np.atleast_1d(np.asarray(limits, float))
+    if limits.shape != eps.shape:
+        raise ConfigError(f"delta_limits has {limits.size} values but epsilons has {eps.size}; give one per ε")
+    if not np.all((limits > 0) & (limits < 1)):
+        raise PrivacyError(f"every δ limit must lie in (0, 1), got {limits.tolist()}; fix `delta_limits`")
+    return limits
+
+
+class Calibration:
+    """The calibration of one problem, in stages that can run in separate processes.
+
+    ``coarse_rows(chunk, chunks)`` assesses a slice of the coarse grid (a cluster job each);
+    ``finish(coarse_table)`` runs the fine stage and the confirmations. ``calibrate`` runs both in one go.
+    Everything is deterministic given the seed, so sharded and unsharded calibrations choose the same.
+    """
+
+    def __init__(
+        self,
+        problem: DistributedProblem,
+        eps: np.ndarray,
+        delta_limits: np.ndarray,
+        grid: CalibrationGrid | None = None,
+        settings: AccountantSettings | None = None,
+        seed: int = 0,
+    ):
+        self.problem = problem
+        self.grid = grid = grid or CalibrationGrid()
+        self.settings = settings or AccountantSettings()
+        self.eps = check_epsilons(eps)
+        self.limits = check_limits(self.eps, delta_limits)
+        rngs = run_generators(seed, ("calibration",), range(grid.runs))
+        self.z0, self.zp = draw_standard_normals(problem.n, grid.t_max + max(grid.t_offsets, default=0), rngs)
+        self.t_star, self.t_star_reached = t_star(problem, self.z0, grid.t_star_tol, grid.t_max)
+        alpha0, sq0 = corollary_alpha(problem), 1.0 / np.sqrt(problem.n)
+        self.coarse = [
+            make_candidate(problem, self.t_star, alpha0 * af, sq0 * sf, sched, ratio, k, "coarse")
+            for af in grid.alpha_factors
+            for sf in grid.sigma_q_factors
+            for sched, ratio in _families(grid)
+            for k in grid.kappas
+        ]
+        self.stat = "delta" if grid.delta_statistic == "mean" else "delta_max"
+        self._pair_stat = "delta_mean" if grid.delta_statistic == "mean" else "delta_max"
+        self._full: dict[tuple, DeltaResult] = {}
+        self._pairs: dict[tuple[tuple, PairKey], np.ndarray] = {}
+        ranking = (
+            self.full(self.coarse[len(self.coarse) // 2])
+            .pairs.groupby(["observer", "agent", "row", "kind"])["kl_mean"]
+            .max()
+        )
+        self.initial_screen = [_pair_key(k) for k in ranking.sort_values(ascending=False).index[: grid.screen_pairs]]
+
+    def _store_pairs(self, key: tuple, res: DeltaResult) -> None:
+        for pair, frame in res.pairs.groupby(["observer", "agent", "row", "kind"], sort=False):
+            self._pairs[(key, _pair_key(pair))] = frame[self._pair_stat].to_numpy()
+
+    def full(self, c: Candidate) -> DeltaResult:
+        """δ with every (observer, adjacent) pair, cached per equivalence class of parameters."""
+        key = c.params.canonical_key()
+        if key not in self._full:
+            self._full[key] = evaluate_delta(self.problem, c.params, self.eps, self.settings)
+            self._store_pairs(key, self._full[key])
+        return self._full[key]
+
+    def screened(self, c: Candidate, pairs: list[PairKey]) -> np.ndarray:
+        """Worst δ over ``pairs`` for every ε, evaluating only pairs not seen before for this candidate."""
+        key = c.params.canonical_key()
+        missing = {p for p in pairs if (key, p) not in self._pairs}
+        if missing:
+            self._store_pairs(key, evaluate_delta(self.problem, c.params, self.eps, self.settings, only_pairs=missing))
+        return np.max([self._pairs[(key, p)] for p in pairs], axis=0)
+
+    def assess(self, cands: list[Candidate], ids: list[int] | None = None) -> pd.DataFrame:
+        """Screened δ (initial screen) and Monte-Carlo error of each candidate: one row per (candidate, ε)."""
+        rows = []
+        for cid, c in zip(range(len(cands)) if ids is None else ids, cands, strict=True):
+            delta = self.screened(c, self.initial_screen)
+            err = ddppm_errors(self.problem, c.params, self.z0, self.zp)
+            for e_idx, e in enumerate(self.eps):
+                rows.append(
+                    {
+                        "candidate": cid,
+                        "stage": c.stage,
+                        "alpha": c.params.alpha,
+                        "sigma_q": c.params.sigma_q,
+                        "schedule": c.params.schedule.kind,
+                        "ratio_name": c.ratio_name,
+                        "ratio": c.params.schedule.ratio,
+                        "scale": c.params.schedule.scale,
+                        "kappa": c.kappa,
+                        "T": c.params.T,
+                        "error_mean": float(err.mean()),
+                        "error_std": float(err.std(ddof=1)),
+                        "eps": e,
+                        "delta_limit": self.limits[e_idx],
+                        "delta_screen": delta[e_idx],
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def coarse_rows(self, chunk: int = 0, chunks: int = 1) -> pd.DataFrame:
+        """Assess chunk ``chunk`` of ``chunks`` of the coarse grid (contiguous, near-equal slices)."""
+        if not 0 <= chunk < chunks:
+            raise ConfigError(f"calibration chunk {chunk} out of range for methods.ddppm.calibration.chunks={chunks}")
+        ids = [int(i) for i in np.array_split(np.arange(len(self.coarse)), chunks)[chunk]]
+        return self.assess([self.coarse[i] for i in ids], ids)
+
+    def finish(self, coarse_table: pd.DataFrame) -> CalibrationResult:
+        """Fine stage around each ε's best coarse candidate, then confirm choices with every pair."""
+        grid, eps, limits = self.grid, self.eps, self.limits
+        table = _dedupe(coarse_table.sort_values(["candidate", "eps"], kind="stable"))
+        seen = {_candidate(r).params.canonical_key() for _, r in table.iterrows()}
+        kappas = np.array(sorted(grid.kappas))
+        fine: list[Candidate] = []
+        for e, lim in zip(eps, limits, strict=True):
+            at_e = table[np.isclose(table["eps"], e)]
+            ok = at_e[at_e["delta_screen"] <= lim]
+            c0 = _candidate((ok.nsmallest(1, "error_mean") if len(ok) else at_e.nsmallest(1, "delta_screen")).iloc[0])
+            k_idx = int(np.argmin(np.abs(np.log(kappas / c0.kappa))))
+            window = kappas[max(k_idx - grid.fine_window, 0) : k_idx + grid.fine_window + 1]
+            for off in grid.t_offsets:
+                for k in window if c0.params.T + off >= 1 else []:
+                    c = make_candidate(
+                        self.problem,
+                        c0.params.T + off,
+                        c0.params.alpha,
+                        c0.params.sigma_q,
+                        c0.params.schedule.kind,
+                        c0.ratio_name,
+                        k,
+                        "fine",
+                    )
+                    if c.params.canonical_key() not in seen:
+                        seen.add(c.params.canonical_key())
+                        fine.append(c)
+        first_id = int(table["candidate"].max()) + 1 if len(table) else 0
+        table = pd.concat([table, self.assess(fine, list(range(first_id, first_id + len(fine))))], ignore_index=True)
+        table["delta_full"] = np.nan
+        screen = list(self.initial_screen)
+        chosen = []
+        for e_idx, (e, lim) in enumerate(zip(eps, limits, strict=True)):
+            order = table[np.isclose(table["eps"], e)].sort_values(["error_mean", "candidate"])
+            pick, verified, n_ok = None, 0, 0
+            for idx, row in order.iterrows():
+                cand = _candidate(row)
+                bound = row["delta_screen"]  # worst over the initial screen, possibly computed in another job
+                added = screen[len(self.initial_screen) :]
+                if added:
+                    bound = max(bound, self.screened(cand, added)[e_idx])
+                if bound > lim:
+                    continue
+                n_ok += 1
+                res = self.full(cand)
+                verified += 1
+                value = getattr(res, self.stat)[e_idx]
+                table.loc[idx, "delta_full"] = value
+                if value <= lim:
+                    pick = (idx, res)
+                    break
+                worst = res.worst[e_idx]
+                screen.append((int(worst["observer"]), int(worst["agent"]), int(worst["row"]), str(worst["kind"])))
+                if verified >= grid.max_verifications:
+                    break
+            chosen.append(_chosen_row(table, e_idx, e, lim, pick, verified, n_ok, self.t_star, self.problem, self.stat))
+        return CalibrationResult(
+            chosen=pd.DataFrame(chosen),
+            candidates=table,
+            t_star=self.t_star,
+            t_star_reached=self.t_star_reached,
+            mu1=self.problem.mu1,
+            mu2=self.problem.mu2,
+            screen=screen,
+        )
+
+
+def calibrate(
+    problem: DistributedProblem,
+    eps: np.ndarray,
+    delta_limits: np.ndarray,
+    grid: CalibrationGrid | None = None,
+    settings: AccountantSettings | None = None,
+    seed: int = 0,
+) -> CalibrationResult:
+    """Choose, per ε, the least-error parameters whose confirmed δ(ε) is at most the δ limit (spec §7)."""
+    run = Calibration(problem, eps, delta_limits, grid, settings, seed)
+    return run.finish(run.coarse_rows())
+
+
+def _candidate(row: pd.Series | dict) -> Candidate:
+    return Candidate(params_from_row(row), float(row["kappa"]), str(row["ratio_name"]), str(row["stage"]))
+
+
+def _dedupe(table: pd.DataFrame) -> pd.DataFrame:
+    """Drop candidates equivalent (same canonical parameters) to an earlier one."""
+    keep, seen = [], set()
+    for cid, frame in table.groupby("candidate", sort=True):
+        key = _candidate(frame.iloc[0]).params.canonical_key()
+        if key not in seen:
+            seen.add(key)
+            keep.append(cid)
+    return table[table["candidate"].isin(keep)].reset_index(drop=True)
+
+
+def _pair_key(pair: tuple) -> PairKey:
+    observer, agent, row, kind = pair
+    return (int(observer), int(agent), int(row), str(kind))
+
+
+def _chosen_row(
+    table: pd.DataFrame,
+    e_idx: int,
+    e: float,
+    lim: float,
+    pick,
+    verified: int,
+    n_ok: int,
+    T0: int,
+    problem: DistributedProblem,
+    stat: str,
+) -> dict:
+    base = {
+        "eps": e,
+        "delta_limit": lim,
+        "t_star": T0,
+        "c": problem.c,
+        "mu1": problem.mu1,
+        "mu2": problem.mu2,
+        "n_screen_feasible": n_ok,
+        "n_verified": verified,
+    }
+    if pick is None:
+        reason = (
+            "no candidate met the δ limit"
+            if n_ok == 0
+            else f"none of the {verified} least-error screened candidates met the limit with all pairs"
+        )
+        return {**base, "met": False, "reason": reason}
+    idx, res = pick
+    row = table.loc[idx]
+    worst = res.worst[e_idx]
+    return {
+        **base,
+        "met": True,
+        "reason": "",
+        "alpha": row["alpha"],
+        "sigma_q": row["sigma_q"],
+        "schedule": row["schedule"],
+        "ratio_name": row["ratio_name"],
+        "ratio": row["ratio"],
+        "scale": row["scale"],
+        "kappa": row["kappa"],
+        "T": int(row["T"]),
+        "delta_statistic": stat,
+        "delta": res.delta[e_idx],
+        "delta_se": res.delta_se[e_idx],
+        "delta_max": res.delta_max[e_idx],
+        "delta_upper": res.delta_upper[e_idx],
+        "error_mean": row["error_mean"],
+        "error_std": row["error_std"],
+        "worst_observer": worst["observer"],
+        "worst_agent": worst["agent"],
+        "worst_row": worst["row"],
+        "worst_kind": worst["kind"],
+    }

@@ -1,0 +1,119 @@
+"""D-DP-PM (journal Algorithm 1) as a registered method: calibrated parameters, Monte-Carlo errors.
+
+Its parameter table is the calibration's choice per (ε, threat model): see :mod:`ddppm.methods.ddppm.steps`
+and the rules in ``workflow/rules/methods/ddppm.smk``. Each row records T, α, σ_q and the full list
+σ_p(1..T), so anyone can recompute its δ with :func:`ddppm.methods.ddppm.accountant.evaluate_delta`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ddppm.core.problem import DistributedProblem
+from ddppm.methods.base import Method, param_table, register
+from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals
+
+CONFIG_SCHEMA = yaml.safe_load((Path(__file__).with_name("config.schema.yaml")).read_text(encoding="utf-8"))
+
+PARAMETER_COLUMNS = ("alpha", "sigma_q", "schedule", "scale", "ratio", "T", "sigma_p")
+
+
+def params_to_row(params: DDPPMParams) -> dict[str, Any]:
+    """The table columns of ``params``; ``sigma_p`` is the JSON list σ_p(1..T)."""
+    return {
+        "alpha": params.alpha,
+        "sigma_q": params.sigma_q,
+        "schedule": params.schedule.kind,
+        "scale": params.schedule.scale,
+        "ratio": params.schedule.ratio,
+        "T": int(params.T),
+        "sigma_p": json.dumps([float(s) for s in params.sigmas]),
+    }
+
+
+def params_from_row(row: pd.Series | dict) -> DDPPMParams:
+    """Rebuild the parameters recorded in a row of a calibration or parameter table."""
+    return DDPPMParams(
+        alpha=float(row["alpha"]),
+        sigma_q=float(row["sigma_q"]),
+        schedule=NoiseSchedule(str(row["schedule"]), float(row["scale"]), float(row["ratio"])),
+        T=int(row["T"]),
+    )
+
+
+def param_rows(chosen: pd.DataFrame, threat_model: str, settings_row: dict[str, str]) -> pd.DataFrame:
+    """The method's parameter table from a calibration's ``chosen`` table (one row per ε).
+
+    Rows where no candidate met the δ limit keep ``feasible = False`` and no parameters (``delta`` NaN), so
+    no error is ever reported for an over-budget setting.
+    """
+    rows = []
+    for _, row in chosen.iterrows():
+        met = bool(row["met"])
+        out = {
+            "eps": float(row["eps"]),
+            "delta_limit": float(row["delta_limit"]),
+            "threat_model": threat_model,
+            "accounting": settings_row["accounting"],
+            "delta": float(row["delta"]) if met else np.nan,
+            "feasible": met,
+            "view": settings_row["view"],
+            "adjacency": settings_row["adjacency"],
+            "reason": str(row.get("reason", "")),
+            "t_star": int(row["t_star"]),
+        }
+        if met:
+            out.update(params_to_row(params_from_row(row)))
+            out.update(
+                {
+                    "delta_se": float(row["delta_se"]),
+                    "delta_max": float(row["delta_max"]),
+                    "delta_theorem2": float(row["delta_upper"]),
+                    "calibration_error": float(row["error_mean"]),
+                }
+            )
+        rows.append(out)
+    table = param_table(rows)
+    if "T" in table:
+        table["T"] = table["T"].astype("Int64")
+    return table
+
+
+@register
+class DDPPM(Method):
+    """Decentralized Differentially Private Power Method (journal Algorithm 1)."""
+
+    name = "ddppm"
+    label = "D-DP-PM"
+    style = {"color": "#1f77b4", "marker": "o", "linestyle": "-"}
+    config_schema = CONFIG_SCHEMA
+    calibrated = True
+
+    def choose_params(
+        self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
+    ) -> pd.DataFrame:
+        """Calibrate in one process under every threat model of ``options`` (the workflow shards this)."""
+        from ddppm.methods.ddppm.steps import calibrate_threat_model
+
+        frames = [
+            calibrate_threat_model(problem, eps, delta_limits, options, name)[0] for name in options["threat_models"]
+        ]
+        return pd.concat(frames, ignore_index=True)
+
+    def run_errors(
+        self,
+        problem: DistributedProblem,
+        params: pd.Series,
+        rngs: Sequence[np.random.Generator],
+        options: dict[str, Any],
+    ) -> np.ndarray:
+        chosen = params_from_row(params)
+        z0, zp = draw_standard_normals(problem.n, chosen.T, rngs)
+        return ddppm_errors(problem, chosen, z0, zp)

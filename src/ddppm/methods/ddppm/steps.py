@@ -1,0 +1,199 @@
+"""D-DP-PM's workflow steps: accountant settings from config, sharded calibration, the δ-vs-T curve (Fig. 3).
+
+Every function takes the validated config section ``methods.ddppm`` (``options``) and a threat model
+``{view, accounting, adjacency}`` as plain dictionaries, so it is usable without Snakemake.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddppm.core.errors import ConfigError
+from ddppm.core.problem import DistributedProblem
+from ddppm.core.seeds import run_generators
+from ddppm.data import LABELS
+from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
+from ddppm.methods.ddppm.algorithm import DDPPMParams, ddppm_errors, draw_standard_normals
+from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid
+from ddppm.methods.ddppm.method import param_rows, params_from_row
+
+THREAT_MODELS: dict[str, dict[str, str]] = {
+    "paper": {"view": "paper", "accounting": "chernoff", "adjacency": "heuristic"},
+    "network": {"view": "network", "accounting": "chernoff", "adjacency": "heuristic"},
+    "sound": {"view": "network", "accounting": "exact", "adjacency": "worst"},
+}
+"""The built-in named threat models (config key ``threat_models`` may add more)."""
+
+
+def threat_model(name: str, definitions: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
+    """``{view, accounting, adjacency}`` of the threat model ``name``."""
+    table = {**THREAT_MODELS, **(definitions or {})}
+    if name not in table:
+        raise ConfigError(
+            f"methods.ddppm.threat_models: unknown threat model {name!r}; define it under `threat_models`"
+        )
+    return dict(table[name])
+
+
+def accountant_settings(privacy: dict[str, Any], model: dict[str, str]) -> AccountantSettings:
+    """The accountant's settings from ``methods.ddppm.privacy`` and a threat model."""
+    observers = privacy.get("observers")
+    return AccountantSettings(
+        view=model["view"],
+        accounting=model["accounting"],
+        adjacency=model["adjacency"],
+        rank_mode=privacy["rank_mode"],
+        rank_rtol=float(privacy["rank_rtol"]),
+        candidate_rows=int(privacy["candidate_rows"]),
+        candidate_kinds=tuple(privacy["candidate_kinds"]),
+        observers=tuple(observers) if observers else None,
+        realisations=int(privacy["realisations"]),
+        seed=int(privacy["seed"]),
+    )
+
+
+def calibration_grid(calibration: dict[str, Any]) -> CalibrationGrid:
+    """The search space from ``methods.ddppm.calibration`` (``seed`` and ``chunks`` are not part of it)."""
+    fields = {k: v for k, v in calibration.items() if k not in ("seed", "chunks")}
+    for key in ("kappas", "schedules", "ratios", "t_offsets", "alpha_factors", "sigma_q_factors"):
+        if key in fields:
+            fields[key] = tuple(fields[key])
+    return CalibrationGrid(**fields)
+
+
+def _calibration(
+    problem: DistributedProblem, eps: np.ndarray, limits: np.ndarray, options: dict, model: dict
+) -> Calibration:
+    return Calibration(
+        problem,
+        np.asarray(eps, float),
+        np.asarray(limits, float),
+        calibration_grid(options["calibration"]),
+        accountant_settings(options["privacy"], model),
+        seed=int(options["calibration"]["seed"]),
+    )
+
+
+def run_calibration_chunk(
+    problem: DistributedProblem, eps: np.ndarray, limits: np.ndarray, options: dict, model: dict, chunk: int
+) -> pd.DataFrame:
+    """Coarse-grid slice ``chunk`` of ``methods.ddppm.calibration.chunks`` (one cluster job each)."""
+    run = _calibration(problem, eps, limits, options, model)
+    return run.coarse_rows(chunk, int(options["calibration"]["chunks"]))
+
+
+def run_calibration(
+    problem: DistributedProblem,
+    eps: np.ndarray,
+    limits: np.ndarray,
+    options: dict,
+    model: dict,
+    coarse: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Spec §7 for one dataset and threat model: the chosen table (one row per ε), every candidate, metadata.
+
+    ``coarse`` is the gathered output of :func:`run_calibration_chunk`; without it the coarse grid is
+    assessed here. Either way the result is the same.
+    """
+    run = _calibration(problem, eps, limits, options, model)
+    result = run.finish(run.coarse_rows() if coarse is None else coarse)
+    meta = {
+        "t_star": result.t_star,
+        "t_star_reached": result.t_star_reached,
+        "mu1": result.mu1,
+        "mu2": result.mu2,
+        "screen_pairs": [list(p) for p in result.screen],
+        "threat_model": model,
+        "privacy": options["privacy"],
+        "calibration": options["calibration"],
+    }
+    return result.chosen, result.candidates, meta
+
+
+def calibrate_threat_model(
+    problem: DistributedProblem, eps: np.ndarray, limits: np.ndarray, options: dict, name: str
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Calibrate under the named threat model in one process: (parameter rows, candidates, metadata)."""
+    model = threat_model(name, options.get("threat_model_definitions"))
+    chosen, candidates, meta = run_calibration(problem, eps, limits, options, model)
+    return param_rows(chosen, name, model), candidates, meta
+
+
+def chosen_row(table: pd.DataFrame, eps: float) -> pd.Series:
+    """The row of a per-ε table at ``eps``."""
+    rows = table[np.isclose(table["eps"], eps)]
+    if rows.empty:
+        raise ConfigError(f"ε={eps:g} is not in the calibration table; add it to `epsilons`")
+    return rows.iloc[0]
+
+
+def delta_curve(
+    problem: DistributedProblem,
+    calibration: pd.DataFrame,
+    candidates: pd.DataFrame,
+    eps_grid: np.ndarray,
+    limits: np.ndarray,
+    options: dict,
+    model: dict,
+    dataset: str,
+    seed: int,
+) -> tuple[pd.DataFrame, dict]:
+    """δ(ε) and the error for T = 1..T_max with the other calibrated parameters fixed (paper Fig. 3).
+
+    If no candidate met the limit at this ε, the least-δ candidate is used and the table says so.
+    """
+    from ddppm.methods.ddppm.theory import theorem3_bound
+
+    curve_cfg = options["delta_curve"]
+    eps = float(curve_cfg["eps"])
+    in_grid = np.isclose(np.asarray(eps_grid, float), eps)
+    limit = float(np.asarray(limits, float)[in_grid][0]) if in_grid.any() else np.nan
+    if in_grid.any() and bool(chosen_row(calibration, eps)["met"]):
+        base, source = params_from_row(chosen_row(calibration, eps)), "calibrated"
+    else:
+        at_eps = candidates[np.isclose(candidates["eps"], eps)] if in_grid.any() else candidates
+        base, source = params_from_row(at_eps.nsmallest(1, "delta_screen").iloc[0]), "least-delta candidate"
+    settings = accountant_settings(options["privacy"], model)
+    runs = int(curve_cfg["runs"])
+    rngs = run_generators(seed, (dataset, "delta_curve"), range(runs))
+    T_max = int(curve_cfg["T_max"])
+    z0, zp = draw_standard_normals(problem.n, T_max, rngs)
+    rows = []
+    for T in range(1, T_max + 1):
+        params = DDPPMParams(alpha=base.alpha, sigma_q=base.sigma_q, schedule=base.schedule, T=T)
+        res = evaluate_delta(problem, params, np.array([eps]), settings)
+        err = ddppm_errors(problem, params, z0, zp)
+        bound = theorem3_bound(problem, params)
+        rows.append(
+            {
+                "dataset": dataset,
+                "label": LABELS.get(dataset, dataset),
+                "eps": eps,
+                "T": T,
+                "delta": res.delta[0],
+                "delta_se": res.delta_se[0],
+                "delta_max": res.delta_max[0],
+                "delta_upper": res.delta_upper[0],
+                "delta_limit": limit,
+                "error_mean": err.mean(),
+                "error_lo": np.quantile(err, 0.025),
+                "error_hi": np.quantile(err, 0.975),
+                "bound_sin": bound["bound_sin"],
+                "bound_det": float(np.sqrt(min(1.0, bound["consensus_term"] + bound["power_term"]))),
+                "T_calibrated": base.T,
+                "params_source": source,
+            }
+        )
+    meta = {
+        "params_source": source,
+        "alpha": base.alpha,
+        "sigma_q": base.sigma_q,
+        "schedule": base.schedule.kind,
+        "scale": base.schedule.scale,
+        "ratio": base.schedule.ratio,
+        "threat_model": model,
+    }
+    return pd.DataFrame(rows), meta

@@ -1,0 +1,189 @@
+"""Shared look of every figure: method styles from the registry, labels, colours, axes helpers, saving.
+
+Figures are built as :class:`matplotlib.figure.Figure` objects without :mod:`matplotlib.pyplot`, so no GUI
+backend and no global figure registry are involved (PNG output is rendered by Agg). Inputs are the tables
+the workflow writes:
+
+``summary`` (Fig. 2, one row per dataset × method × threat model × ε)
+    ``dataset, label, method, threat_model, eps, error_mean, error_lo, error_hi, delta, delta_limit, feasible``.
+``curve`` (Fig. 3, one row per dataset × T)
+    ``dataset, label, eps, T, delta, delta_se, delta_upper, delta_limit, error_mean, error_lo, error_hi,
+    bound_sin``.
+
+The error is ``sin(v, q) = ‖(I − vvᵀ)q‖/‖q‖`` (paper eq. 37), a dimensionless number in [0, 1]. Data-set
+titles come from the ``label`` column (the AMI data set is the labelled synthetic stand-in).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from os import PathLike
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+from ddppm.core.io import atomic_write
+
+INFEASIBLE_COLOR = "#7a0177"
+"""Colour of every infeasible mark (no method uses it): over-budget points and 'no parameters met δ'."""
+_VARIANT_SHADES = (1.0, 0.6, 1.35)
+_VARIANT_MARKERS = ("o", "P", "*", "h")
+
+
+def method_styles() -> dict[str, dict[str, Any]]:
+    """Legend label, colour, marker and line style of every registered method (from the registry)."""
+    from ddppm.methods import available_methods
+
+    return {name: method.plot_style() for name, method in available_methods().items()}
+
+
+ERROR_LABEL = (
+    r"error $\sin(\mathbf{v},\mathbf{q}) = \|(\mathbf{I}-\mathbf{v}\mathbf{v}^\top)\mathbf{q}\|/\|\mathbf{q}\|$"
+)
+"""Y-axis label of every error axis (the quantity is dimensionless, between 0 and 1)."""
+
+BAND_LABEL = "shaded: middle 95% of runs (2.5–97.5%)"
+INFEASIBLE_LABEL = "no parameters met the δ limit"
+OVER_BUDGET_LABEL = "achieved δ above the limit"
+BOUND_LABEL = "Theorem 3 bound (w.p. 0.95)"
+DET_LABEL = "Theorem 3: consensus + power terms"
+CHANCE_LABEL = r"chance level $\sqrt{1-1/n}$"
+
+_RC = {
+    "font.size": 10,
+    "axes.titlesize": 11.5,
+    "axes.labelsize": 10.5,
+    "xtick.labelsize": 9.5,
+    "ytick.labelsize": 9.5,
+    "legend.fontsize": 9.5,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.6,
+    "lines.markersize": 5.5,
+}
+_DATASET_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def _fmt_delta(x: float) -> str:
+    """Compact δ: ``0.38``, ``0.14``, ``8e-3``, ``2e-4``, ``4e-43``."""
+    if not np.isfinite(x):
+        return "–"
+    if x >= 0.01:
+        return f"{x:.2g}"
+    mant, exp = f"{x:.0e}".split("e")
+    return f"{mant}e{int(exp)}"
+
+
+def _fmt_eps(x: float) -> str:
+    return f"{x:g}"
+
+
+def _positive(values: Iterable[float]) -> np.ndarray:
+    a = np.asarray(list(values), dtype=float)
+    return a[np.isfinite(a) & (a > 0)]
+
+
+def _sorted_unique_eps(*frames: pd.DataFrame) -> np.ndarray:
+    vals = [f["eps"].to_numpy(dtype=float) for f in frames if f is not None and len(f) and "eps" in f]
+    return np.unique(np.concatenate(vals)) if vals else np.array([])
+
+
+def _shade(color: str, factor: float) -> str:
+    """``color`` darkened (factor < 1) or lightened (factor > 1)."""
+    rgb = np.array(mpl.colors.to_rgb(color))
+    out = rgb * factor if factor <= 1 else 1 - (1 - rgb) / factor
+    return mpl.colors.to_hex(np.clip(out, 0, 1))
+
+
+def series_style(method: str, threat_model: str, variant: int, index: int) -> dict[str, Any]:
+    """Style of one curve: the method's registry style, varied per threat model (``variant``)."""
+    styles = method_styles()
+    base = dict(styles.get(method, {"label": str(method), "marker": "v", "linestyle": "-"}))
+    base.setdefault("color", _DATASET_COLORS[index % len(_DATASET_COLORS)])
+    if threat_model and threat_model != "none":
+        base["label"] = f"{base['label']} [{threat_model}]"
+    if variant:
+        base["color"] = _shade(base["color"], _VARIANT_SHADES[variant % len(_VARIANT_SHADES)])
+        base["marker"] = _VARIANT_MARKERS[variant % len(_VARIANT_MARKERS)]
+        base["linestyle"] = (0, (5, 2)) if variant % 2 else "-."
+    return base
+
+
+def _series(summary_ds: pd.DataFrame) -> list[tuple[str, str, int]]:
+    """(method, threat model, variant index) of every curve, registry order first."""
+    if not len(summary_ds):
+        return []
+    order = list(method_styles())
+    methods = sorted(set(summary_ds["method"]), key=lambda m: (order.index(m) if m in order else len(order), m))
+    out = []
+    for method in methods:
+        models = summary_ds.loc[summary_ds["method"] == method, "threat_model"].fillna("none")
+        for variant, model in enumerate(sorted(set(models))):
+            out.append((method, model, variant))
+    return out
+
+
+def _set_log_eps_axis(ax: Axes, eps: np.ndarray) -> None:
+    ax.set_xscale("log")
+    if eps.size:
+        ax.xaxis.set_major_locator(FixedLocator(eps))
+        ax.set_xticklabels([_fmt_eps(e) for e in eps])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        lo, hi = eps.min(), eps.max()
+        pad = (hi / lo) ** 0.06 if hi > lo else 1.5
+        ax.set_xlim(lo / pad, hi * pad)
+
+
+def _title_from(summary_ds: pd.DataFrame, title: str | None) -> str:
+    if title:
+        return title
+    if len(summary_ds) and "label" in summary_ds:
+        return str(summary_ds["label"].iloc[0])
+    if len(summary_ds) and "dataset" in summary_ds:
+        return str(summary_ds["dataset"].iloc[0])
+    return ""
+
+
+def _figure(figsize: tuple[float, float]) -> Figure:
+    with mpl.rc_context(_RC):
+        return Figure(figsize=figsize, layout="constrained")
+
+
+def _legend_below(fig: Figure, handles: dict) -> None:
+    """One shared legend under all panels (label → artist), at most four columns."""
+    if handles:
+        fig.legend(
+            handles=list(handles.values()),
+            labels=list(handles.keys()),
+            loc="outside lower center",
+            ncol=min(4, len(handles)),
+            frameon=False,
+        )
+
+
+def save_figure(fig: Figure, png_path: str | PathLike[str], pdf_path: str | PathLike[str], dpi: int = 150) -> None:
+    """Write ``fig`` as PNG and PDF, each atomically (temporary file in the target directory, then rename).
+
+    The figure is closed afterwards (released from :mod:`matplotlib.pyplot` if it is registered there).
+    """
+    try:
+        with mpl.rc_context(_RC):
+            with atomic_write(png_path) as tmp:
+                fig.savefig(tmp, format="png", dpi=dpi)
+            with atomic_write(pdf_path) as tmp:
+                fig.savefig(tmp, format="pdf")
+    finally:
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None:
+            plt.close(fig)

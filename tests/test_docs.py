@@ -1,0 +1,90 @@
+"""The docs hold: the README's library example runs, and every config key an error message names exists."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ddppm.pipeline.config import config_schema
+from tests.conftest import REPO
+
+TOP_KEYS = ("datasets", "epsilons", "delta_limits", "dataset_options", "partition", "network", "montecarlo")
+TOP_KEYS += ("methods", "threat_models", "results_dir")
+KEY = re.compile(r"\b((?:%s)(?:\.(?:<[a-z]+>|\{[a-z_]+\}|[A-Za-z_0-9]+))*)" % "|".join(TOP_KEYS))
+
+
+def readme_python_blocks() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+def test_readme_library_example_runs(tmp_path):
+    blocks = readme_python_blocks()
+    assert blocks, "the README must show the library used without Snakemake"
+    for block in blocks:
+        script = tmp_path / "example.py"
+        script.write_text(block)
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert out.stdout.strip(), "the example prints its results"
+
+
+def _exists(node: dict, path: list[str]) -> bool:
+    """Whether the dotted ``path`` is a key of the schema ``node`` (``<x>``/``{x}``/digits are placeholders)."""
+    while "$ref" in node:
+        node = _resolve(node["$ref"])
+    if not path:
+        return True
+    part, rest = path[0], path[1:]
+    props = node.get("properties", {})
+    if part in props:
+        return _exists(props[part], rest)
+    extra = node.get("additionalProperties")
+    if part.startswith(("<", "{")) or part.isdigit():
+        subs = [
+            *props.values(),
+            *([extra] if isinstance(extra, dict) else []),
+            *([node["items"]] if "items" in node else []),
+        ]
+        return any(_exists(sub, rest) for sub in subs)
+    return isinstance(extra, dict) and _exists(extra, rest)
+
+
+def _resolve(ref: str) -> dict:
+    node = config_schema()
+    for part in ref.lstrip("#/").split("/"):
+        node = node[part]
+    return node
+
+
+def error_messages() -> list[tuple[str, str]]:
+    """(file, string literal) of every string in a ``raise ...Error(...)`` under src/ddppm."""
+    found = []
+    for path in (REPO / "src" / "ddppm").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"raise \w*Error\((.*?)\)\n", text, flags=re.S):
+            found.append((path.name, match.group(1)))
+    return found
+
+
+def test_error_messages_name_keys_that_exist():
+    schema = config_schema()
+    checked, missing = 0, []
+    for name, message in error_messages():
+        for key in KEY.findall(message):
+            if key in ("network", "partition") and "." not in key:
+                continue
+            parts = key.split(".")
+            checked += 1
+            if not _exists(schema, parts):
+                missing.append(f"{name}: {key}")
+    assert checked >= 20, "the scan found too few keys to mean anything"
+    assert not missing, f"error messages name config keys that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("bad", ["privacy.candidates.kinds", "network.m", "datasets.wine.source"])
+def test_the_key_checker_catches_bad_keys(bad):
+    assert not _exists(config_schema(), bad.split("."))

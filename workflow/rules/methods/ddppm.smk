@@ -1,0 +1,168 @@
+# D-DP-PM (journal): calibration per threat model (sharded), its parameter table, and Fig. 3 (δ and error vs T).
+
+DDPPM_THREAT_MODELS = lambda ds: dataset_config(config, ds)["methods"]["ddppm"]["threat_models"]
+DDPPM_CALIBRATION_KEYS = (
+    "epsilons",
+    "delta_limits",
+    "methods.ddppm.privacy",
+    "methods.ddppm.calibration",
+    "threat_models.{threat_model}",
+)
+
+DDPPM_FIG3 = [
+    f"{RESULTS}/figures/fig3_{tm}.{ext}" for tm in DDPPM_THREAT_MODELS(DATASETS[0]) for ext in ("png", "pdf")
+]
+
+
+wildcard_constraints:
+    threat_model="[A-Za-z0-9_]+",
+
+
+rule ddppm_calibrate_chunk:
+    """D-DP-PM: assess one slice of the coarse calibration grid under one threat model."""
+    input:
+        **problem_files(),
+    output:
+        temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}.parquet"),
+    params:
+        cfg=params_of(*DDPPM_CALIBRATION_KEYS),
+        code=code_of("ddppm_calibrate_chunk.py"),
+    log:
+        f"{LOGS}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_calibrate_chunk.py"
+
+
+rule ddppm_calibrate:
+    """D-DP-PM: fine stage and confirmation of the calibration under one threat model (spec §7)."""
+    input:
+        **problem_files(),
+        coarse=lambda wc: expand(
+            f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}.parquet",
+            dataset=wc.dataset,
+            threat_model=wc.threat_model,
+            chunk=range(int(dataset_config(config, wc.dataset)["methods"]["ddppm"]["calibration"]["chunks"])),
+        ),
+    output:
+        chosen=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
+        candidates=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",
+    params:
+        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
+        code=code_of("ddppm_calibrate_chunk.py", "ddppm_calibrate.py"),
+    log:
+        f"{LOGS}/ddppm_calibrate/{{dataset}}/{{threat_model}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_calibrate/{{dataset}}/{{threat_model}}.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_calibrate.py"
+
+
+rule ddppm_params:
+    """D-DP-PM: the parameter table (one row per ε and threat model) from the calibrations."""
+    input:
+        lambda wc: expand(
+            f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
+            dataset=wc.dataset,
+            threat_model=DDPPM_THREAT_MODELS(wc.dataset),
+        ),
+    output:
+        f"{RESULTS}/params/{{dataset}}/ddppm.parquet",
+    params:
+        cfg=params_of("methods.ddppm.threat_models", "threat_models"),
+        code=code_of("ddppm_params.py"),
+    log:
+        f"{LOGS}/ddppm_params/{{dataset}}.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_params.py"
+
+
+rule ddppm_delta_curve:
+    """D-DP-PM: δ and error against T at ε = methods.ddppm.delta_curve.eps, other parameters fixed (Fig. 3)."""
+    input:
+        **problem_files(),
+        calibration=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
+        candidates=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",
+    output:
+        f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/delta_vs_T.parquet",
+    params:
+        cfg=params_of(
+            "epsilons",
+            "delta_limits",
+            "methods.ddppm",
+            "threat_models.{threat_model}",
+            drop=["methods.ddppm.calibration.chunks", "methods.ddppm.threat_models"],
+        ),
+        code=code_of("ddppm_delta_curve.py"),
+    log:
+        f"{LOGS}/ddppm_delta_curve/{{dataset}}/{{threat_model}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_delta_curve/{{dataset}}/{{threat_model}}.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_delta_curve.py"
+
+
+rule figure_fig3:
+    """Fig. 3 of the journal paper under one threat model: error and δ against T at fixed ε."""
+    input:
+        curves=lambda wc: expand(
+            f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/delta_vs_T.parquet",
+            dataset=DATASETS,
+            threat_model=wc.threat_model,
+        ),
+    output:
+        png=report(
+            f"{RESULTS}/figures/fig3_{{threat_model}}.png",
+            caption="../../report/fig3.rst",
+            category="Fig. 3: error and δ vs T",
+            labels={"threat model": "{threat_model}"},
+        ),
+        pdf=f"{RESULTS}/figures/fig3_{{threat_model}}.pdf",
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("figure_fig3.py"),
+    log:
+        f"{LOGS}/figures/fig3_{{threat_model}}.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/figure_fig3.py"
+
+
+rule fig3:
+    """Fig. 3 under every threat model of methods.ddppm.threat_models."""
+    input:
+        DDPPM_FIG3,
+
+
+METHOD_TARGETS.extend(DDPPM_FIG3)
+
+
+localrules:
+    ddppm_params,
+    figure_fig3,
+    fig3,
