@@ -13,7 +13,7 @@ from tests.conftest import REPO
 
 TOP_KEYS = ("datasets", "epsilons", "delta_limits", "dataset_options", "partition", "network", "montecarlo")
 TOP_KEYS += ("methods", "threat_models", "results_dir")
-KEY = re.compile(r"\b((?:%s)(?:\.(?:<[a-z]+>|\{[a-z_]+\}|[A-Za-z_0-9]+))*)" % "|".join(TOP_KEYS))
+KEY = re.compile(r"\b((?:{})(?:\.(?:<[a-z]+>|\{{[a-z_]+\}}|[A-Za-z_0-9]+))*)".format("|".join(TOP_KEYS)))
 
 
 def readme_python_blocks() -> list[str]:

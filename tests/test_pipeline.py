@@ -218,7 +218,7 @@ def test_sharded_calibration_chooses_the_same():
     eps, limits = [5.0, 40.0], [0.05, 1e-3]
     whole, whole_cands, _ = run_calibration(problem, eps, limits, options, model)
     coarse = pd.concat(
-        [run_calibration_chunk(problem, eps, limits, options, model, k) for k in range(3)], ignore_index=True
+        [run_calibration_chunk(problem, eps, limits, options, model, k, 3) for k in range(3)], ignore_index=True
     )
     sharded, sharded_cands, _ = run_calibration(problem, eps, limits, options, model, coarse)
     pd.testing.assert_frame_equal(sharded, whole)

@@ -24,6 +24,7 @@ wildcard_constraints:
     method="|".join(available_methods()),
     eps=r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?",
     chunk=r"[0-9]+",
+    chunks=r"[0-9]+",
 
 
 def params_of(*keys, drop=()):

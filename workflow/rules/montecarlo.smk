@@ -21,19 +21,23 @@ rule method_params:
 
 
 rule montecarlo_chunk:
-    """One chunk of the Monte-Carlo runs of one (dataset, method, ε), for every threat model."""
+    """One chunk of the Monte-Carlo runs of one (dataset, method, ε), for every threat model.
+
+    The chunk count is in the file name, not in the params: re-sharding names new (temporary) files and
+    leaves every finished merged result alone.
+    """
     input:
         **problem_files(),
         params=f"{RESULTS}/params/{{dataset}}/{{method}}.parquet",
     output:
-        temp(f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.parquet"),
+        temp(f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}-of-{{chunks}}.parquet"),
     params:
-        cfg=params_of("montecarlo.runs", "montecarlo.seed", "montecarlo.chunks", "methods.{method}"),
+        cfg=params_of("montecarlo.runs", "montecarlo.seed", "methods.{method}"),
         code=code_of("montecarlo_chunk.py", methods="wildcard"),
     log:
-        f"{LOGS}/montecarlo/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.log",
+        f"{LOGS}/montecarlo/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}-of-{{chunks}}.log",
     benchmark:
-        f"{BENCH}/montecarlo/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.tsv"
+        f"{BENCH}/montecarlo/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}-of-{{chunks}}.tsv"
     resources:
         mem_mb=2000,
         runtime=30,
@@ -47,11 +51,12 @@ rule montecarlo:
     """Merge the chunks of one (dataset, method, ε) in run order (bit-identical to one chunk)."""
     input:
         lambda wc: expand(
-            f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}.parquet",
+            f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}-of-{{chunks}}.parquet",
             dataset=wc.dataset,
             method=wc.method,
             eps=wc.eps,
             chunk=range(mc_chunks(wc.dataset)),
+            chunks=mc_chunks(wc.dataset),
         ),
     output:
         f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}.parquet",

@@ -11,6 +11,8 @@ problem = problem_from_files(snakemake.input.data, snakemake.input.partition, sn
 model = cfg["threat_models"][wc.threat_model]
 log.info("%s, threat model %s %s: coarse chunk %s", wc.dataset, wc.threat_model, model, wc.chunk)
 options = cfg["methods"]["ddppm"]
-rows = run_calibration_chunk(problem, cfg["epsilons"], cfg["delta_limits"], options, model, int(wc.chunk))
+rows = run_calibration_chunk(
+    problem, cfg["epsilons"], cfg["delta_limits"], options, model, int(wc.chunk), int(wc.chunks)
+)
 log.info("chunk %s: %d candidates assessed", wc.chunk, rows["candidate"].nunique())
 write_parquet(rows, snakemake.output[0], {"config_hash": cfg["config_hash"], "chunk": int(wc.chunk)})

@@ -8,7 +8,7 @@ log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 wc = snakemake.wildcards
 problem = problem_from_files(snakemake.input.data, snakemake.input.partition, snakemake.input.network)
-calibration, _ = read_parquet(snakemake.input.calibration)
+calibration, cal_meta = read_parquet(snakemake.input.calibration)
 candidates, _ = read_parquet(snakemake.input.candidates)
 options = cfg["methods"]["ddppm"]
 model = cfg["threat_models"][wc.threat_model]
@@ -22,6 +22,7 @@ curve, meta = delta_curve(
     model,
     wc.dataset,
     int(options["delta_curve"]["seed"]),
+    cal_meta["neighbours"] if model["adjacency"] == "worst" else None,
 )
 meta["config_hash"] = cfg["config_hash"]
 log.info(

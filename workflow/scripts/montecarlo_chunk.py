@@ -8,7 +8,7 @@ log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 wc = snakemake.wildcards
 mc = cfg["montecarlo"]
-indices = chunk_indices(int(mc["runs"]), int(mc["chunks"]), int(wc.chunk))
+indices = chunk_indices(int(mc["runs"]), int(wc.chunks), int(wc.chunk))
 problem = problem_from_files(snakemake.input.data, snakemake.input.partition, snakemake.input.network)
 params, _ = read_parquet(snakemake.input.params)
 log.info(

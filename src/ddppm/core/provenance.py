@@ -90,8 +90,11 @@ def code_files(*roots: str | Path) -> list[Path]:
     return sorted(seen)
 
 
+@cache
 def code_version(*roots: str | Path) -> str:
-    """sha256 (16 hex digits) of the contents of :func:`code_files`, independent of file times."""
+    """sha256 (16 hex digits) of the contents of :func:`code_files`, independent of file times.
+
+    Cached per process: a Snakemake run asks for the same few versions once per job."""
     digest = hashlib.sha256()
     for path in code_files(*roots):
         name = path.relative_to(PACKAGE_DIR) if path.is_relative_to(PACKAGE_DIR) else path.name

@@ -1,6 +1,7 @@
 # D-DP-PM (journal): calibration per threat model (sharded), its parameter table, and Fig. 3 (δ and error vs T).
 
 DDPPM_THREAT_MODELS = lambda ds: dataset_config(config, ds)["methods"]["ddppm"]["threat_models"]
+DDPPM_CALIBRATION_CHUNKS = lambda ds: int(dataset_config(config, ds)["methods"]["ddppm"]["calibration"]["chunks"])
 DDPPM_CALIBRATION_KEYS = (
     "epsilons",
     "delta_limits",
@@ -13,6 +14,10 @@ DDPPM_FIG3 = [
     f"{RESULTS}/figures/fig3_{tm}.{ext}" for tm in DDPPM_THREAT_MODELS(DATASETS[0]) for ext in ("png", "pdf")
 ]
 
+DDPPM_FRONTIER = [
+    f"{RESULTS}/figures/frontier_{tm}.{ext}" for tm in DDPPM_THREAT_MODELS(DATASETS[0]) for ext in ("png", "pdf")
+]
+
 
 wildcard_constraints:
     threat_model="[A-Za-z0-9_]+",
@@ -23,14 +28,14 @@ rule ddppm_calibrate_chunk:
     input:
         **problem_files(),
     output:
-        temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}.parquet"),
+        temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.parquet"),
     params:
-        cfg=params_of(*DDPPM_CALIBRATION_KEYS),
+        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
         code=code_of("ddppm_calibrate_chunk.py"),
     log:
-        f"{LOGS}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}.log",
+        f"{LOGS}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.log",
     benchmark:
-        f"{BENCH}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}.tsv"
+        f"{BENCH}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.tsv"
     resources:
         mem_mb=4000,
         runtime=60,
@@ -45,10 +50,11 @@ rule ddppm_calibrate:
     input:
         **problem_files(),
         coarse=lambda wc: expand(
-            f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}.parquet",
+            f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.parquet",
             dataset=wc.dataset,
             threat_model=wc.threat_model,
-            chunk=range(int(dataset_config(config, wc.dataset)["methods"]["ddppm"]["calibration"]["chunks"])),
+            chunk=range(DDPPM_CALIBRATION_CHUNKS(wc.dataset)),
+            chunks=DDPPM_CALIBRATION_CHUNKS(wc.dataset),
         ),
     output:
         chosen=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
@@ -159,10 +165,56 @@ rule fig3:
         DDPPM_FIG3,
 
 
-METHOD_TARGETS.extend(DDPPM_FIG3)
+METHOD_TARGETS.extend(DDPPM_FIG3 + DDPPM_FRONTIER)
 
 
 localrules:
     ddppm_params,
     figure_fig3,
     fig3,
+
+
+rule figure_frontier:
+    """D-DP-PM's calibration frontier at ε = methods.ddppm.delta_curve.eps: error against δ of every candidate."""
+    input:
+        calibrations=lambda wc: expand(
+            f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
+            dataset=DATASETS,
+            threat_model=wc.threat_model,
+        ),
+        candidates=lambda wc: expand(
+            f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",
+            dataset=DATASETS,
+            threat_model=wc.threat_model,
+        ),
+    output:
+        png=report(
+            f"{RESULTS}/figures/frontier_{{threat_model}}.png",
+            caption="../../report/frontier.rst",
+            category="D-DP-PM calibration frontier",
+            labels={"threat model": "{threat_model}"},
+        ),
+        pdf=f"{RESULTS}/figures/frontier_{{threat_model}}.pdf",
+    params:
+        cfg=global_params("datasets", "methods.ddppm.delta_curve.eps"),
+        code=code_of("figure_frontier.py"),
+    log:
+        f"{LOGS}/figures/frontier_{{threat_model}}.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/figure_frontier.py"
+
+
+rule frontier:
+    """The calibration frontier under every threat model of methods.ddppm.threat_models."""
+    input:
+        DDPPM_FRONTIER,
+
+
+localrules:
+    figure_frontier,
+    frontier,

@@ -1,11 +1,16 @@
-"""δ of D-DP-PM for a whole ε grid: observers, adjacent data sets and own-randomness realisations.
+"""δ of D-DP-PM for a whole ε grid: observers, neighbouring data sets and own-randomness realisations.
 
-Spec §6: for every observer agent ``i`` and every adjacent candidate ``X'`` (one row of an agent
-``j ≠ i`` changed, §6.2), the observer's view conditioned on its own randomness is Gaussian (eq. 29)
-under both ``X`` and ``X'``. The covariance does not depend on the realised own randomness, only the
-mean does (§6.5), so ``Σ₁`` is factorised once per observer and ``(Σ₁, Σ₂)`` diagonalised once per
-candidate; every ε and every realisation then costs O(N). The reported δ is, for each ε, the mean
-over ``R_δ`` realisations (with its standard error, §6.7) at the worst (observer, candidate).
+For every observer agent ``i`` and every neighbour ``X'`` (one row of an agent ``j ≠ i`` changed, see
+:mod:`ddppm.methods.ddppm.adjacency`), the observer's view conditioned on its own randomness is Gaussian
+(eq. 29) under both ``X`` and ``X'``. The covariance does not depend on the realised own randomness, only
+the mean does, so ``Σ₁`` is factorised once per observer and ``(Σ₁, Σ₂)`` diagonalised once per neighbour;
+every ε and every realisation then costs O(N). The reported δ is, for each ε, the mean over ``R_δ``
+realisations (with its standard error) at the worst (observer, neighbour).
+
+The threat model is three choices (:class:`AccountantSettings`): the ``view`` (eq. 22–25 or every release),
+the ``accounting`` (Theorem 2's Chernoff bound, both tails, or the exact tail of the privacy loss,
+:mod:`ddppm.privacy.exact`) and the ``adjacency`` (the paper's unspecified neighbour, our heuristic guess,
+or a search for the worst neighbour, :func:`search_worst_neighbours`).
 """
 
 from __future__ import annotations
@@ -18,11 +23,20 @@ import pandas as pd
 from ddppm.core.errors import ConfigError, PrivacyError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import seed_sequence
+from ddppm.methods.ddppm.adjacency import (
+    HEURISTIC_KINDS,
+    Neighbour,
+    apply_neighbour,
+    heuristic_neighbours,
+    perturbations,
+    search_proposals,
+)
 from ddppm.methods.ddppm.algorithm import DDPPMParams
+from ddppm.methods.ddppm.method import schema_default
 from ddppm.methods.ddppm.release import ReducedReleaseModel, reduction_basis
-from ddppm.privacy.gaussian import DEFAULT_RANK_RTOL, SupportBasis, deltas_from_pair, diagonalize, kl_divergence
+from ddppm.privacy.gaussian import SupportBasis, diagonalize, kl_divergence
+from ddppm.privacy.tails import pair_tail_deltas
 
-CANDIDATE_KINDS = ("zero", "plus", "minus")
 VIEWS = ("paper", "network")
 ACCOUNTINGS = ("chernoff", "exact")
 ADJACENCIES = ("heuristic", "worst")
@@ -35,19 +49,25 @@ class AccountantSettings:
     ``view``: ``paper`` (an agent's own releases only, eq. 22–25) or ``network`` (every release).
     ``accounting``: ``chernoff`` (Theorem 2, an upper bound) or ``exact`` (the true tail).
     ``adjacency``: ``heuristic`` (the paper's unspecified neighbour, our guess) or ``worst`` (a search).
-    The other fields are the numerical choices of ``methods.ddppm.privacy``.
+    The other fields are the numerical choices of ``methods.ddppm.privacy``; ``search_*`` steer the
+    worst-case neighbour search (:func:`search_worst_neighbours`).
     """
 
     view: str = "network"
     accounting: str = "chernoff"
     adjacency: str = "heuristic"
-    rank_mode: str = "support"
-    rank_rtol: float = DEFAULT_RANK_RTOL
-    candidate_rows: int = 1
-    candidate_kinds: tuple[str, ...] = CANDIDATE_KINDS
+    rank_mode: str = schema_default("privacy", "rank_mode")
+    rank_rtol: float = schema_default("privacy", "rank_rtol")
+    candidate_rows: int = schema_default("privacy", "candidate_rows")
+    candidate_kinds: tuple[str, ...] = schema_default("privacy", "candidate_kinds")
     observers: tuple[int, ...] | None = None
-    realisations: int = 8
-    seed: int = 0
+    realisations: int = schema_default("privacy", "realisations")
+    seed: int = schema_default("privacy", "seed")
+    search_rows: int = schema_default("privacy", "search_rows")
+    search_directions: int = schema_default("privacy", "search_directions")
+    search_rounds: int = schema_default("privacy", "search_rounds")
+    search_keep: int = schema_default("privacy", "search_keep")
+    search_width: int = schema_default("privacy", "search_width")
 
     def __post_init__(self) -> None:
         for key, value, allowed in (
@@ -57,57 +77,20 @@ class AccountantSettings:
         ):
             if value not in allowed:
                 raise ConfigError(f"threat_models.<name>.{key}: unknown {value!r}; use one of {allowed}")
-        unknown = set(self.candidate_kinds) - set(CANDIDATE_KINDS)
+        unknown = set(self.candidate_kinds) - set(HEURISTIC_KINDS)
         if unknown:
             raise ConfigError(
-                f"methods.ddppm.privacy.candidate_kinds: unknown {sorted(unknown)}; use {CANDIDATE_KINDS}"
+                f"methods.ddppm.privacy.candidate_kinds: unknown {sorted(unknown)}; use {HEURISTIC_KINDS}"
             )
         if self.realisations < 1:
             raise ConfigError("methods.ddppm.privacy.realisations must be >= 1")
         if self.candidate_rows < 1:
             raise ConfigError("methods.ddppm.privacy.candidate_rows must be >= 1")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """An adjacent data set: row ``row`` (local index) of agent ``agent`` replaced by ``new_row``."""
-
-    agent: int
-    row: int
-    kind: str
-    new_row: np.ndarray = field(compare=False)
-
-
-def candidate_rows(problem: DistributedProblem, agent: int, count: int) -> list[int]:
-    """Local indices of the ``count`` largest-norm rows of ``X_agent``."""
-    norms = np.linalg.norm(problem.blocks[agent], axis=1)
-    return [int(r) for r in np.argsort(-norms, kind="stable")[:count]]
-
-
-def adjacent_candidates(problem: DistributedProblem, agent: int, settings: AccountantSettings) -> list[Candidate]:
-    """Spec §6.2: the largest-norm rows of ``X_j`` replaced by 0, or moved by distance 1 along
-    ±(top right singular vector of X) and projected back onto the unit ball (``||x − x'|| ≤ 1``)."""
-    direction = problem.top_right_singular_vector
-    out = []
-    for r in candidate_rows(problem, agent, settings.candidate_rows):
-        x = problem.blocks[agent][r]
-        for kind in settings.candidate_kinds:
-            if kind == "zero":
-                new = np.zeros_like(x)
-            else:
-                new = x + (direction if kind == "plus" else -direction)
-                new = new / max(1.0, float(np.linalg.norm(new)))
-            out.append(Candidate(agent=agent, row=r, kind=kind, new_row=new))
-    return out
-
-
-def apply_candidate(problem: DistributedProblem, candidate: Candidate) -> DistributedProblem:
-    """The adjacent problem ``X'``."""
-    blocks = list(problem.blocks)
-    changed = blocks[candidate.agent].copy()
-    changed[candidate.row] = candidate.new_row
-    blocks[candidate.agent] = changed
-    return problem.with_blocks(tuple(blocks))
+        for key in ("search_rows", "search_directions", "search_keep", "search_width"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"methods.ddppm.privacy.{key} must be >= 1")
+        if self.search_rounds < 0:
+            raise ConfigError("methods.ddppm.privacy.search_rounds must be >= 0")
 
 
 def check_epsilons(eps: np.ndarray) -> np.ndarray:
@@ -132,59 +115,72 @@ def own_randomness(
 
 @dataclass
 class DeltaResult:
-    """δ over an ε grid at the worst (observer, candidate), plus every pair's values in ``pairs``."""
+    """δ over an ε grid at the worst (observer, neighbour), plus every pair's values in ``pairs``.
+
+    ``delta`` is the two-sided δ of the settings' accounting (mean over realisations, ± ``delta_se``),
+    ``delta_max`` the largest realisation, ``delta_upper`` the upper tail alone (Theorem 2's δ⁺ under
+    ``chernoff``), ``delta_hockey`` the hockey-stick δ of Definition 1 (``exact`` only, else NaN).
+    ``worst`` names the worst pair per ε, with the replacement row; ``neighbours`` every neighbour used.
+    """
 
     eps: np.ndarray
     delta: np.ndarray
     delta_se: np.ndarray
     delta_max: np.ndarray
     delta_upper: np.ndarray
+    delta_hockey: np.ndarray
     worst: list[dict]
     pairs: pd.DataFrame
+    neighbours: dict[tuple[int, int, str], Neighbour] = field(default_factory=dict)
 
 
 PairKey = tuple[int, int, int, str]  # (observer, agent, row, kind)
 
 
-def evaluate_delta(
-    problem: DistributedProblem,
-    params: DDPPMParams,
-    eps: np.ndarray,
-    settings: AccountantSettings | None = None,
-    only_pairs: set[PairKey] | None = None,
-) -> DeltaResult:
-    """δ(ε) of Algorithm 1 with parameters ``params`` on ``problem`` for every ε (spec §6).
+def default_neighbours(problem: DistributedProblem, settings: AccountantSettings) -> list[Neighbour]:
+    """The heuristic neighbours, or the worst-case search's starting proposals, of every agent."""
+    if settings.adjacency == "heuristic":
+        return [
+            n
+            for j in range(problem.m)
+            for n in heuristic_neighbours(problem, j, settings.candidate_rows, settings.candidate_kinds)
+        ]
+    return [
+        n
+        for j in range(problem.m)
+        for n in search_proposals(problem, j, settings.search_rows, settings.search_directions)
+    ]
 
-    ``only_pairs`` restricts the (observer, candidate) pairs, e.g. to the worst few during a grid search;
-    the worst case over a subset can only be smaller, so a full evaluation must confirm any choice.
-    """
-    settings = settings or AccountantSettings()
-    eps = check_epsilons(eps)
-    observers = range(problem.m) if settings.observers is None else settings.observers
-    if only_pairs is not None:
-        observers = [i for i in observers if any(p[0] == i for p in only_pairs)]
-    candidates = [c for j in range(problem.m) for c in adjacent_candidates(problem, j, settings)]
-    extra = {j: sorted({c.row for c in candidates if c.agent == j}) for j in range(problem.m)}
-    bases = reduction_basis(problem, extra)
-    sigmas = params.sigmas
-    base_model = ReducedReleaseModel(problem, params.alpha, params.T, bases)
-    needed = [c for c in candidates if only_pairs is None or any(p[1:] == (c.agent, c.row, c.kind) for p in only_pairs)]
-    adjacent_models = {
-        c: ReducedReleaseModel(apply_candidate(problem, c), params.alpha, params.T, bases) for c in needed
-    }
-    records = []
-    for i in observers:
-        law1 = base_model.conditional_law(params.sigma_q, sigmas, i, settings.view)
-        own = base_model.project_own(i, own_randomness(problem, params, i, settings))
-        mean1 = law1.mean_map @ own
-        support = SupportBasis.of_factor(law1.factor, settings.rank_rtol)
-        for cand in candidates:
-            if cand.agent == i or (only_pairs is not None and (i, cand.agent, cand.row, cand.kind) not in only_pairs):
+
+class _PairEvaluator:
+    """δ of (observer, neighbour) pairs for one parameter set: the observer's law is factorised once."""
+
+    def __init__(self, problem, params, eps, settings, rows_by_agent: dict[int, list[int]]):
+        self.problem, self.params, self.eps, self.settings = problem, params, eps, settings
+        self.bases = reduction_basis(problem, rows_by_agent)
+        self.base_model = ReducedReleaseModel(problem, params.alpha, params.T, self.bases)
+        self._observer: dict[int, tuple] = {}
+
+    def observer(self, i: int) -> tuple:
+        if i not in self._observer:
+            p, s = self.params, self.settings
+            law1 = self.base_model.conditional_law(p.sigma_q, p.sigmas, i, s.view)
+            own = self.base_model.project_own(i, own_randomness(self.problem, p, i, s))
+            self._observer[i] = (law1, own, law1.mean_map @ own, SupportBasis.of_factor(law1.factor, s.rank_rtol))
+        return self._observer[i]
+
+    def records(self, neighbour: Neighbour, observers) -> list[dict]:
+        p, s, eps = self.params, self.settings, self.eps
+        model = ReducedReleaseModel(apply_neighbour(self.problem, neighbour), p.alpha, p.T, self.bases)
+        out = []
+        for i in observers:
+            if i == neighbour.agent:
                 continue
-            law2 = adjacent_models[cand].conditional_law(params.sigma_q, sigmas, i, settings.view)
-            pair = diagonalize(support, law1.factor, law2.factor, settings.rank_mode)
+            law1, own, mean1, support = self.observer(i)
+            law2 = model.conditional_law(p.sigma_q, p.sigmas, i, s.view)
+            pair = diagonalize(support, law1.factor, law2.factor, s.rank_mode)
             delta_mu = mean1 - law2.mean_map @ own
-            tails = deltas_from_pair(pair, delta_mu, eps)
+            tails = pair_tail_deltas(pair, delta_mu, eps, s.accounting)
             kl = (
                 float(np.nan_to_num(np.mean(kl_divergence(pair, delta_mu)), nan=np.inf))
                 if pair.singular is None
@@ -192,30 +188,115 @@ def evaluate_delta(
             )
             R = tails.delta.shape[1]
             for e_idx, e in enumerate(eps):
-                records.append(
+                out.append(
                     {
                         "observer": i,
-                        "agent": cand.agent,
-                        "row": cand.row,
-                        "kind": cand.kind,
+                        "agent": neighbour.agent,
+                        "row": neighbour.row,
+                        "kind": neighbour.kind,
                         "eps": e,
                         "delta_mean": tails.delta[e_idx].mean(),
                         "delta_se": tails.delta[e_idx].std(ddof=1) / np.sqrt(R) if R > 1 else np.nan,
                         "delta_max": tails.delta[e_idx].max(),
                         "delta_upper_mean": tails.upper[e_idx].mean(),
                         "delta_lower_mean": tails.lower[e_idx].mean(),
+                        "delta_hockey_mean": tails.hockey[e_idx].mean(),
                         "kl_mean": kl,
                         "singular": pair.singular or "",
                     }
                 )
+        return out
+
+
+def evaluate_delta(
+    problem: DistributedProblem,
+    params: DDPPMParams,
+    eps,
+    settings: AccountantSettings | None = None,
+    only_pairs: set[PairKey] | None = None,
+    neighbours: list[Neighbour] | None = None,
+) -> DeltaResult:
+    """δ(ε) of Algorithm 1 with parameters ``params`` on ``problem`` for every ε.
+
+    The neighbours are ``neighbours`` if given, else those of ``settings.adjacency``: the heuristic ones, or
+    (``worst``) the result of :func:`search_worst_neighbours`. ``only_pairs`` restricts the (observer,
+    neighbour) pairs, e.g. to the worst few during a grid search; the worst case over a subset can only be
+    smaller, so a full evaluation must confirm any choice.
+    """
+    settings = settings or AccountantSettings()
+    eps = check_epsilons(eps)
+    if neighbours is None and settings.adjacency == "worst" and only_pairs is None:
+        return search_worst_neighbours(problem, params, eps, settings)
+    pool = {n.key: n for n in (neighbours if neighbours is not None else default_neighbours(problem, settings))}
+    observers = _observers(problem, settings)
+    evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()))
+    records = []
+    for n in pool.values():
+        wanted = [i for i in observers if only_pairs is None or (i, *n.key) in only_pairs]
+        if wanted:
+            records += evaluator.records(n, wanted)
+    return _result(eps, records, pool)
+
+
+def search_worst_neighbours(
+    problem: DistributedProblem, params: DDPPMParams, eps, settings: AccountantSettings
+) -> DeltaResult:
+    """δ at the worst neighbour found by a search, per (observer, agent).
+
+    Start from :func:`ddppm.methods.ddppm.adjacency.search_proposals` (high-leverage rows moved toward
+    the weakest eigen-directions of ``X_jᵀX_j``, and more); then, ``search_rounds`` times, keep the
+    ``search_keep`` most-leaking neighbours of every (observer, agent) pair and try ``search_width``
+    random turns of each move direction, with half the angle each round. A neighbour's leak is its mean
+    ``log δ`` over the ε grid. Every evaluated neighbour counts: the reported δ is the maximum over all of
+    them, so the search can only raise δ. It is a search, not a proof: it finds a lower bound on the true
+    worst case, which a test checks against random valid neighbours.
+    """
+    eps = check_epsilons(eps)
+    pool = {n.key: n for n in default_neighbours(problem, settings)}
+    observers = _observers(problem, settings)
+    evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()))
+    records = [r for n in pool.values() for r in evaluator.records(n, observers)]
+    rng = np.random.default_rng(seed_sequence(settings.seed, "worst-neighbour-search"))
+    scale = 0.6
+    for _ in range(settings.search_rounds):
+        frame = pd.DataFrame.from_records(records)
+        frame["score"] = np.log(np.clip(frame["delta_mean"], 1e-300, 1))
+        score = frame.groupby(["observer", "agent", "row", "kind"], sort=True)["score"].mean().reset_index()
+        for (i, _agent), group in score.groupby(["observer", "agent"], sort=True):
+            for _, best in group.nlargest(settings.search_keep, "score").iterrows():
+                parent = pool[(int(best["agent"]), int(best["row"]), str(best["kind"]))]
+                for n in perturbations(problem, parent, settings.search_width, scale, rng):
+                    pool.setdefault(n.key, n)
+                    records += evaluator.records(n, [int(i)])
+        scale /= 2
+    return _result(eps, records, pool)
+
+
+def _observers(problem: DistributedProblem, settings: AccountantSettings) -> list[int]:
+    observers = list(range(problem.m)) if settings.observers is None else list(settings.observers)
+    bad = [i for i in observers if not 0 <= int(i) < problem.m]
+    if bad:
+        raise ConfigError(f"methods.ddppm.privacy.observers: agents {bad} do not exist (there are {problem.m})")
+    return [int(i) for i in observers]
+
+
+def _rows_by_agent(problem: DistributedProblem, neighbours) -> dict[int, list[int]]:
+    return {j: sorted({n.row for n in neighbours if n.agent == j}) for j in range(problem.m)}
+
+
+def _result(eps: np.ndarray, records: list[dict], pool: dict) -> DeltaResult:
     pairs = pd.DataFrame.from_records(records)
-    return DeltaResult(eps=eps, pairs=pairs, **worst_case(pairs))
+    summary = worst_case(pairs)
+    for w in summary["worst"]:
+        w["new_row"] = [float(x) for x in pool[(int(w["agent"]), int(w["row"]), str(w["kind"]))].new_row]
+    return DeltaResult(eps=eps, pairs=pairs, neighbours=pool, **summary)
 
 
 def worst_case(pairs: pd.DataFrame) -> dict:
-    """Per ε, the worst (observer, candidate): its mean δ and s.e., the overall max, and Theorem 2's δ⁺."""
+    """Per ε, the worst (observer, neighbour): its mean δ and s.e., the overall max, the upper tail alone
+    and the hockey-stick δ."""
     if pairs.empty:
-        raise ConfigError("no (observer, adjacent candidate) pair to evaluate; check privacy.observers")
+        raise ConfigError("no (observer, neighbour) pair to evaluate; check methods.ddppm.privacy.observers")
     by_eps = pairs.groupby("eps", sort=False)
     worst = pairs.loc[by_eps["delta_mean"].idxmax().to_numpy()].reset_index(drop=True)
     return {
@@ -223,5 +304,10 @@ def worst_case(pairs: pd.DataFrame) -> dict:
         "delta_se": worst["delta_se"].to_numpy(),
         "delta_max": by_eps["delta_max"].max().to_numpy(),
         "delta_upper": by_eps["delta_upper_mean"].max().to_numpy(),
+        "delta_hockey": (
+            by_eps["delta_hockey_mean"].max().to_numpy()
+            if "delta_hockey_mean" in pairs
+            else np.full(len(worst), np.nan)
+        ),
         "worst": worst[["observer", "agent", "row", "kind"]].to_dict("records"),
     }

@@ -1,16 +1,22 @@
 """Parameter calibration of D-DP-PM (paper §IV-B, spec §7).
 
-Around Corollary 1 (``1/μ₁ < α < 1/μ₂``, ``σ_q = 1/√n``) a grid of noise schedules, noise scales and
-iteration counts is searched coarse to fine:
+δ and the error depend on (α, σ_q, σ_p) only through the effective noise ``η_t = σ_p(t)/(σ_q α^t)``, so
+α and σ_q stay at Corollary 1's values (``α = 1/sqrt(μ₁μ₂)``, ``σ_q = 1/√n``) and the search runs over the
+privacy–utility frontier in (T, η_1..η_T), coarse to fine:
 
-1. stage ``coarse``: ``T = T*`` with every schedule (geometric ratios ``μ₂/μ₁``, 1, ``αμ₁``; constant)
-   and every scale ``σ_p = κ σ_q``;
-2. stage ``fine``: for each ε, the best coarse schedule is re-searched at ``T = T* + offset``.
+1. stage ``coarse``: every T of ``t_coarse`` up to T* + 2 (the paper only "varied T around T*"; on
+   Diabetes its own accounting's best points are at T = 2), and T*; every schedule family (Corollary 1's
+   geometric ``μ₂/μ₁``, constant σ_p, η ∝ μ₁^t tracking the signal, constant η; constant σ_p) and every
+   scale κ (``σ_p(1) = κ σ_q r``);
+2. stage ``fine``: for each ε, around its best coarse candidate, T + ``t_offsets`` and a finer κ grid
+   (the neighbouring κ of the coarse grid and κ × ``fine_steps``), so the choice is not a grid artefact.
 
 Every candidate's error is estimated by Monte Carlo with common random numbers. Its δ is first screened
-on the worst few (observer, adjacent) pairs; per ε the least-error candidate that passes the screen is
-then confirmed with every pair. Screening is sound because a maximum over a subset can only be smaller.
-A candidate is chosen only if its confirmed δ is within the limit; otherwise the table says so.
+on the worst few (observer, neighbour) pairs; per ε the least-error candidate that passes the screen is
+then confirmed with every pair (under the worst-case adjacency, after a fresh neighbour search at its own
+parameters). Screening is sound because a maximum over a subset can only be smaller. A candidate is
+chosen only if its confirmed δ is within the limit; otherwise the table says so. Every evaluated
+candidate is recorded with its error and δ (the frontier figure draws them).
 """
 
 from __future__ import annotations
@@ -23,31 +29,40 @@ import pandas as pd
 from ddppm.core.errors import ConfigError, PrivacyError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
-from ddppm.methods.ddppm.accountant import AccountantSettings, DeltaResult, PairKey, check_epsilons, evaluate_delta
+from ddppm.methods.ddppm.accountant import (
+    AccountantSettings,
+    DeltaResult,
+    PairKey,
+    check_epsilons,
+    default_neighbours,
+    evaluate_delta,
+)
 from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals, t_star
-from ddppm.methods.ddppm.method import params_from_row
+from ddppm.methods.ddppm.method import params_from_row, schema_default
 
-RATIO_NAMES = ("corollary", "one", "growth")
+RATIO_NAMES = ("corollary", "one", "growth", "eta_constant")
 DELTA_STATISTICS = ("mean", "max")
 
 
 @dataclass(frozen=True)
 class CalibrationGrid:
-    """The search space (config key ``calibration``)."""
+    """The search space (config key ``methods.ddppm.calibration``; defaults from its schema)."""
 
-    kappas: tuple[float, ...] = tuple(float(k) for k in np.geomspace(0.01, 1000, 11))
-    schedules: tuple[str, ...] = ("geometric", "constant")
-    ratios: tuple[str, ...] = RATIO_NAMES
-    t_offsets: tuple[int, ...] = (-2, -1, 1, 2)
-    alpha_factors: tuple[float, ...] = (1.0,)
-    sigma_q_factors: tuple[float, ...] = (1.0,)
-    runs: int = 100
-    screen_pairs: int = 2
-    max_verifications: int = 8
-    fine_window: int = 2
-    t_star_tol: float = 1e-3
-    t_max: int = 60
-    delta_statistic: str = "mean"
+    kappas: tuple[float, ...] = schema_default("calibration", "kappas")
+    schedules: tuple[str, ...] = schema_default("calibration", "schedules")
+    ratios: tuple[str, ...] = schema_default("calibration", "ratios")
+    t_offsets: tuple[int, ...] = schema_default("calibration", "t_offsets")
+    t_coarse: tuple[int, ...] = schema_default("calibration", "t_coarse")
+    alpha_factors: tuple[float, ...] = schema_default("calibration", "alpha_factors")
+    sigma_q_factors: tuple[float, ...] = schema_default("calibration", "sigma_q_factors")
+    runs: int = schema_default("calibration", "runs")
+    screen_pairs: int = schema_default("calibration", "screen_pairs")
+    max_verifications: int = schema_default("calibration", "max_verifications")
+    fine_window: int = schema_default("calibration", "fine_window")
+    fine_steps: tuple[float, ...] = schema_default("calibration", "fine_steps")
+    t_star_tol: float = schema_default("calibration", "t_star_tol")
+    t_max: int = schema_default("calibration", "t_max")
+    delta_statistic: str = schema_default("calibration", "delta_statistic")
 
     def __post_init__(self) -> None:
         if not self.kappas or min(self.kappas) <= 0:
@@ -80,6 +95,7 @@ class CalibrationResult:
     mu1: float
     mu2: float
     screen: list[PairKey] = field(default_factory=list)
+    neighbours: list = field(default_factory=list)
 
 
 def corollary_alpha(problem: DistributedProblem) -> float:
@@ -97,8 +113,16 @@ def make_candidate(
     kappa: float,
     stage: str,
 ) -> Candidate:
-    """A candidate with ``σ_p(t) = κ σ_q r^t``; ``r`` is ``μ₂/μ₁``, 1 or ``αμ₁`` by ``ratio_name``."""
-    ratio = {"corollary": problem.mu2 / problem.mu1, "growth": alpha * problem.mu1}.get(ratio_name, 1.0)
+    """A candidate with ``σ_p(t) = κ σ_q r^t``, i.e. effective noise ``η_t = κ (r/α)^t``.
+
+    ``r`` by ``ratio_name``: ``corollary`` = ``μ₂/μ₁`` (Corollary 1), ``one`` = 1 (constant σ_p),
+    ``growth`` = ``αμ₁`` (η ∝ μ₁^t: noise that tracks the signal), ``eta_constant`` = ``α`` (constant η).
+    """
+    ratio = {
+        "corollary": problem.mu2 / problem.mu1,
+        "growth": alpha * problem.mu1,
+        "eta_constant": alpha,
+    }.get(ratio_name, 1.0)
     noise = NoiseSchedule(schedule, kappa * sigma_q, ratio if schedule == "geometric" else 1.0)
     return Candidate(
         DDPPMParams(alpha=alpha, sigma_q=sigma_q, schedule=noise, T=T),
@@ -148,8 +172,11 @@ class Calibration:
         self.z0, self.zp = draw_standard_normals(problem.n, grid.t_max + max(grid.t_offsets, default=0), rngs)
         self.t_star, self.t_star_reached = t_star(problem, self.z0, grid.t_star_tol, grid.t_max)
         alpha0, sq0 = corollary_alpha(problem), 1.0 / np.sqrt(problem.n)
+        # The frontier: T* and the small T of `t_coarse` (at most T* + 2), every family and κ.
+        self.coarse_T = sorted({self.t_star, *(int(T) for T in grid.t_coarse if 1 <= T <= self.t_star + 2)})
         self.coarse = [
-            make_candidate(problem, self.t_star, alpha0 * af, sq0 * sf, sched, ratio, k, "coarse")
+            make_candidate(problem, T, alpha0 * af, sq0 * sf, sched, ratio, k, "coarse")
+            for T in self.coarse_T
             for af in grid.alpha_factors
             for sf in grid.sigma_q_factors
             for sched, ratio in _families(grid)
@@ -158,32 +185,67 @@ class Calibration:
         self.stat = "delta" if grid.delta_statistic == "mean" else "delta_max"
         self._pair_stat = "delta_mean" if grid.delta_statistic == "mean" else "delta_max"
         self._full: dict[tuple, DeltaResult] = {}
+        self._searched: dict[tuple, DeltaResult] = {}
         self._pairs: dict[tuple[tuple, PairKey], np.ndarray] = {}
-        ranking = (
-            self.full(self.coarse[len(self.coarse) // 2])
-            .pairs.groupby(["observer", "agent", "row", "kind"])["kl_mean"]
-            .max()
-        )
+        # The neighbours every candidate is screened and confirmed with. Under the worst-case adjacency they
+        # come from a search at a middle candidate; each confirmation searches again at its own parameters
+        # and adds what it finds (so the reported δ is never below that search's).
+        middle = self.coarse[len(self.coarse) // 2]
+        self.pool: dict = {}
+        self._add_to_pool(self._search(middle) if self.settings.adjacency == "worst" else None)
+        ranking = self.full(middle).pairs.groupby(["observer", "agent", "row", "kind"])["kl_mean"].max()
         self.initial_screen = [_pair_key(k) for k in ranking.sort_values(ascending=False).index[: grid.screen_pairs]]
 
     def _store_pairs(self, key: tuple, res: DeltaResult) -> None:
         for pair, frame in res.pairs.groupby(["observer", "agent", "row", "kind"], sort=False):
             self._pairs[(key, _pair_key(pair))] = frame[self._pair_stat].to_numpy()
 
-    def full(self, c: Candidate) -> DeltaResult:
-        """δ with every (observer, adjacent) pair, cached per equivalence class of parameters."""
+    def _search(self, c: Candidate) -> DeltaResult:
         key = c.params.canonical_key()
+        if key not in self._searched:
+            self._searched[key] = evaluate_delta(self.problem, c.params, self.eps, self.settings)
+        return self._searched[key]
+
+    def _add_to_pool(self, searched: DeltaResult | None) -> None:
+        """Add a search's most-leaking neighbours (per (observer, agent) and per ε) to the pool."""
+        if searched is None:
+            self.pool.update({n.key: n for n in default_neighbours(self.problem, self.settings)})
+            return
+        pairs = searched.pairs.assign(score=np.log(np.clip(searched.pairs["delta_mean"], 1e-300, 1)))
+        mean = pairs.groupby(["observer", "agent", "row", "kind"], sort=True)["score"].mean().reset_index()
+        top = mean.sort_values("score", ascending=False).groupby(["observer", "agent"]).head(self.settings.search_keep)
+        keys = {(int(r.agent), int(r.row), str(r.kind)) for r in top.itertuples()} | {
+            (int(w["agent"]), int(w["row"]), str(w["kind"])) for w in searched.worst
+        }
+        self.pool.update({k: searched.neighbours[k] for k in keys})
+
+    def full(self, c: Candidate) -> DeltaResult:
+        """δ with every (observer, pooled neighbour) pair, cached per parameters and pool size."""
+        key = (c.params.canonical_key(), len(self.pool))
         if key not in self._full:
-            self._full[key] = evaluate_delta(self.problem, c.params, self.eps, self.settings)
-            self._store_pairs(key, self._full[key])
+            self._full[key] = evaluate_delta(
+                self.problem, c.params, self.eps, self.settings, neighbours=list(self.pool.values())
+            )
+            self._store_pairs(c.params.canonical_key(), self._full[key])
         return self._full[key]
+
+    def confirm(self, c: Candidate) -> DeltaResult:
+        """The δ a choice is confirmed with: under the worst-case adjacency, a fresh search at the
+        candidate's own parameters first adds its most-leaking neighbours to the pool."""
+        if self.settings.adjacency == "worst":
+            self._add_to_pool(self._search(c))
+        return self.full(c)
 
     def screened(self, c: Candidate, pairs: list[PairKey]) -> np.ndarray:
         """Worst δ over ``pairs`` for every ε, evaluating only pairs not seen before for this candidate."""
         key = c.params.canonical_key()
         missing = {p for p in pairs if (key, p) not in self._pairs}
         if missing:
-            self._store_pairs(key, evaluate_delta(self.problem, c.params, self.eps, self.settings, only_pairs=missing))
+            needed = [self.pool[p[1:]] for p in missing]
+            res = evaluate_delta(
+                self.problem, c.params, self.eps, self.settings, only_pairs=missing, neighbours=_unique(needed)
+            )
+            self._store_pairs(key, res)
         return np.max([self._pairs[(key, p)] for p in pairs], axis=0)
 
     def assess(self, cands: list[Candidate], ids: list[int] | None = None) -> pd.DataFrame:
@@ -234,7 +296,8 @@ class Calibration:
             c0 = _candidate((ok.nsmallest(1, "error_mean") if len(ok) else at_e.nsmallest(1, "delta_screen")).iloc[0])
             k_idx = int(np.argmin(np.abs(np.log(kappas / c0.kappa))))
             window = kappas[max(k_idx - grid.fine_window, 0) : k_idx + grid.fine_window + 1]
-            for off in grid.t_offsets:
+            window = np.unique(np.concatenate([window, c0.kappa * np.asarray(grid.fine_steps, float)]))
+            for off in (0, *grid.t_offsets):
                 for k in window if c0.params.T + off >= 1 else []:
                     c = make_candidate(
                         self.problem,
@@ -266,7 +329,7 @@ class Calibration:
                 if bound > lim:
                     continue
                 n_ok += 1
-                res = self.full(cand)
+                res = self.confirm(cand)
                 verified += 1
                 value = getattr(res, self.stat)[e_idx]
                 table.loc[idx, "delta_full"] = value
@@ -286,6 +349,7 @@ class Calibration:
             mu1=self.problem.mu1,
             mu2=self.problem.mu2,
             screen=screen,
+            neighbours=list(self.pool.values()),
         )
 
 
@@ -315,6 +379,10 @@ def _dedupe(table: pd.DataFrame) -> pd.DataFrame:
             seen.add(key)
             keep.append(cid)
     return table[table["candidate"].isin(keep)].reset_index(drop=True)
+
+
+def _unique(neighbours: list) -> list:
+    return list({n.key: n for n in neighbours}.values())
 
 
 def _pair_key(pair: tuple) -> PairKey:

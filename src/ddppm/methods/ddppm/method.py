@@ -22,6 +22,14 @@ from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_erro
 
 CONFIG_SCHEMA = yaml.safe_load((Path(__file__).with_name("config.schema.yaml")).read_text(encoding="utf-8"))
 
+
+def schema_default(section: str, key: str):
+    """The default of ``methods.ddppm.<section>.<key>`` in the config schema: the one place defaults live
+    (the library's dataclasses take theirs from here)."""
+    value = CONFIG_SCHEMA["properties"][section]["properties"][key]["default"]
+    return tuple(value) if isinstance(value, list) else value
+
+
 PARAMETER_COLUMNS = ("alpha", "sigma_q", "schedule", "scale", "ratio", "T", "sigma_p")
 
 

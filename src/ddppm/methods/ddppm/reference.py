@@ -40,12 +40,12 @@ from ddppm.core.problem import DistributedProblem
 from ddppm.methods.ddppm.accountant import (
     AccountantSettings,
     PairKey,
-    adjacent_candidates,
-    apply_candidate,
     check_epsilons,
+    default_neighbours,
     own_randomness,
     worst_case,
 )
+from ddppm.methods.ddppm.adjacency import apply_neighbour
 from ddppm.methods.ddppm.algorithm import DDPPMParams
 from ddppm.methods.ddppm.release import conditional_law_full
 
@@ -203,6 +203,7 @@ class ReferenceResult:
     delta_se: np.ndarray
     delta_max: np.ndarray
     delta_upper: np.ndarray
+    delta_hockey: np.ndarray
     worst: list[dict]
     pairs: pd.DataFrame
     realisations: dict[PairKey, dict[str, np.ndarray]] = field(default_factory=dict)
@@ -235,7 +236,7 @@ def delta_reference(
     settings = settings or AccountantSettings()
     eps = check_epsilons(eps)
     observers = range(problem.m) if settings.observers is None else settings.observers
-    candidates = [c for j in range(problem.m) for c in adjacent_candidates(problem, j, settings)]
+    candidates = default_neighbours(problem, settings)
     sigmas = params.sigmas
     records: list[dict] = []
     per_real: dict[PairKey, dict[str, np.ndarray]] = {}
@@ -249,7 +250,7 @@ def delta_reference(
             if cand.agent == i or (only_pairs is not None and key not in only_pairs):
                 continue
             law2 = conditional_law_full(
-                apply_candidate(problem, cand), params.alpha, params.sigma_q, sigmas, i, settings.view
+                apply_neighbour(problem, cand), params.alpha, params.sigma_q, sigmas, i, settings.view
             )
             pair = restrict(cov1, law2.cov, mean1 - law2.mean_map @ own, settings.rank_mode, rtol)
             R = own.shape[1]

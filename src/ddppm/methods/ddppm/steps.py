@@ -16,6 +16,7 @@ from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
 from ddppm.data import LABELS
 from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
+from ddppm.methods.ddppm.adjacency import neighbour_table, neighbours_from_table
 from ddppm.methods.ddppm.algorithm import DDPPMParams, ddppm_errors, draw_standard_normals
 from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid
 from ddppm.methods.ddppm.method import param_rows, params_from_row
@@ -52,6 +53,10 @@ def accountant_settings(privacy: dict[str, Any], model: dict[str, str]) -> Accou
         observers=tuple(observers) if observers else None,
         realisations=int(privacy["realisations"]),
         seed=int(privacy["seed"]),
+        **{
+            k: int(privacy[k])
+            for k in ("search_rows", "search_directions", "search_rounds", "search_keep", "search_width")
+        },
     )
 
 
@@ -78,11 +83,16 @@ def _calibration(
 
 
 def run_calibration_chunk(
-    problem: DistributedProblem, eps: np.ndarray, limits: np.ndarray, options: dict, model: dict, chunk: int
+    problem: DistributedProblem,
+    eps: np.ndarray,
+    limits: np.ndarray,
+    options: dict,
+    model: dict,
+    chunk: int,
+    chunks: int,
 ) -> pd.DataFrame:
-    """Coarse-grid slice ``chunk`` of ``methods.ddppm.calibration.chunks`` (one cluster job each)."""
-    run = _calibration(problem, eps, limits, options, model)
-    return run.coarse_rows(chunk, int(options["calibration"]["chunks"]))
+    """Coarse-grid slice ``chunk`` of ``chunks`` (``methods.ddppm.calibration.chunks``; a cluster job each)."""
+    return _calibration(problem, eps, limits, options, model).coarse_rows(chunk, chunks)
 
 
 def run_calibration(
@@ -101,6 +111,7 @@ def run_calibration(
     run = _calibration(problem, eps, limits, options, model)
     result = run.finish(run.coarse_rows() if coarse is None else coarse)
     meta = {
+        "neighbours": neighbour_table(result.neighbours).to_dict("list"),
         "t_star": result.t_star,
         "t_star_reached": result.t_star_reached,
         "mu1": result.mu1,
@@ -140,10 +151,12 @@ def delta_curve(
     model: dict,
     dataset: str,
     seed: int,
+    neighbours: dict | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """δ(ε) and the error for T = 1..T_max with the other calibrated parameters fixed (paper Fig. 3).
 
     If no candidate met the limit at this ε, the least-δ candidate is used and the table says so.
+    ``neighbours`` (the calibration's ``meta["neighbours"]``) replaces the neighbour search at every T.
     """
     from ddppm.methods.ddppm.theory import theorem3_bound
 
@@ -157,6 +170,9 @@ def delta_curve(
         at_eps = candidates[np.isclose(candidates["eps"], eps)] if in_grid.any() else candidates
         base, source = params_from_row(at_eps.nsmallest(1, "delta_screen").iloc[0]), "least-delta candidate"
     settings = accountant_settings(options["privacy"], model)
+    # Under the worst-case adjacency, δ at every T uses the neighbours the calibration's searches found
+    # (searching again at each T would multiply the cost; the curve's caption says so).
+    pool = neighbours_from_table(pd.DataFrame(neighbours)) if neighbours is not None else None
     runs = int(curve_cfg["runs"])
     rngs = run_generators(seed, (dataset, "delta_curve"), range(runs))
     T_max = int(curve_cfg["T_max"])
@@ -164,7 +180,7 @@ def delta_curve(
     rows = []
     for T in range(1, T_max + 1):
         params = DDPPMParams(alpha=base.alpha, sigma_q=base.sigma_q, schedule=base.schedule, T=T)
-        res = evaluate_delta(problem, params, np.array([eps]), settings)
+        res = evaluate_delta(problem, params, np.array([eps]), settings, neighbours=pool)
         err = ddppm_errors(problem, params, z0, zp)
         bound = theorem3_bound(problem, params)
         rows.append(
@@ -195,5 +211,6 @@ def delta_curve(
         "scale": base.schedule.scale,
         "ratio": base.schedule.ratio,
         "threat_model": model,
+        "neighbours": "calibration's search pool" if pool is not None else settings.adjacency,
     }
     return pd.DataFrame(rows), meta

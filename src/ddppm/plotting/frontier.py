@@ -1,0 +1,83 @@
+"""The privacy–utility frontier of D-DP-PM's calibration: error against δ for every evaluated candidate."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from ddppm.plotting.style import _RC, ERROR_LABEL, INFEASIBLE_COLOR, _figure, _fmt_delta, _legend_below
+
+CHOSEN_LABEL = "chosen (least error with δ ≤ limit)"
+LIMIT_LABEL = "δ limit"
+
+
+def frontier_panel(ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: float, title: str) -> None:
+    """Error (y) against δ (x, log) of every candidate at ``eps``, coloured by T.
+
+    δ is the confirmed value (every pair) where the candidate was confirmed, else the screened value (the
+    worst over the screening pairs: a lower bound, drawn hollow). The δ limit is a vertical line, the chosen
+    point a star; points at δ = 1 (no privacy at this ε) are drawn at the right edge.
+    """
+    at = candidates[np.isclose(candidates["eps"], eps)].copy()
+    confirmed = at["delta_full"].notna() if "delta_full" in at else pd.Series(False, index=at.index)
+    at["delta_shown"] = np.where(confirmed, at.get("delta_full", np.nan), at["delta_screen"])
+    Ts = sorted(at["T"].astype(int).unique())
+    cmap = mpl.colormaps["viridis"].resampled(max(len(Ts), 2))
+    floor = max(float(at["delta_shown"][at["delta_shown"] > 0].min(initial=1.0)) / 3, 1e-300)
+    for k, T in enumerate(Ts):
+        g = at[at["T"].astype(int) == T]
+        x = np.clip(g["delta_shown"].to_numpy(float), floor, 1.0)
+        done = confirmed[g.index].to_numpy()
+        color = cmap(k / max(len(Ts) - 1, 1))
+        ax.scatter(x[done], g["error_mean"][done], s=26, color=color, zorder=3)
+        ax.scatter(x[~done], g["error_mean"][~done], s=22, facecolor="none", edgecolor=color, zorder=3)
+    limit = float(at["delta_limit"].iloc[0]) if len(at) else np.nan
+    if np.isfinite(limit):
+        ax.axvline(limit, color=INFEASIBLE_COLOR, linestyle="--", linewidth=1.2, zorder=2)
+    if chosen is not None and bool(chosen.get("met", False)):
+        ax.scatter(
+            [chosen["delta"]], [chosen["error_mean"]], marker="*", s=260, color="#d62728", edgecolor="black", zorder=5
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel(f"δ at ε = {eps:g} (hollow: screened lower bound; filled: confirmed)")
+    ax.set_ylabel(ERROR_LABEL)
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"{title} (δ limit {_fmt_delta(limit)})")
+    ax.legend(
+        handles=[Line2D([], [], marker="o", linestyle="", color=cmap(k / max(len(Ts) - 1, 1))) for k in range(len(Ts))],
+        labels=[f"T = {T}" for T in Ts],
+        loc="lower left",
+        fontsize=8,
+        ncol=2,
+        framealpha=0.85,
+    )
+
+
+def frontier_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame]], eps: float, threat_model: str) -> Figure:
+    """One panel per dataset: ``(title, candidates, chosen)`` as the calibration wrote them."""
+    k = max(len(panels), 1)
+    ncols = 1 if k == 1 else 2
+    nrows = math.ceil(k / ncols)
+    with mpl.rc_context(_RC):
+        fig = _figure((6.2 * ncols, 4.6 * nrows + 0.8))
+        axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+        for ax, (title, candidates, chosen) in zip(axes, panels, strict=False):
+            rows = chosen[np.isclose(chosen["eps"], eps)]
+            frontier_panel(ax, candidates, rows.iloc[0] if len(rows) else None, eps, title)
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        fig.suptitle(f"D-DP-PM calibration frontier, threat model {threat_model}")
+        _legend_below(
+            fig,
+            {
+                CHOSEN_LABEL: Line2D([], [], marker="*", linestyle="", markersize=13, color="#d62728"),
+                LIMIT_LABEL: Line2D([], [], linestyle="--", color=INFEASIBLE_COLOR),
+            },
+        )
+    return fig
