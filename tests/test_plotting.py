@@ -137,7 +137,7 @@ def test_infeasible_marker_is_drawn_where_ddppm_had_no_parameters():
     ax = fig.axes[0]
     markers = infeasible_markers(ax)
     assert len(markers) == 1
-    np.testing.assert_allclose(markers[0].get_offsets()[:, 0], [10.0])
+    np.testing.assert_allclose(markers[0].get_offsets()[:, 0], [10.0], rtol=0.1)  # curves are dodged sideways
     assert INFEASIBLE_LABEL in legend_texts(fig)
 
 
@@ -146,7 +146,7 @@ def test_over_budget_points_get_the_infeasible_colour():
     ax = fig.axes[0]
     over = [c for c in ax.collections if c.get_label() == OVER_BUDGET_LABEL]
     assert len(over) == 1
-    np.testing.assert_allclose(over[0].get_offsets()[:, 0], [5.0, 10.0])
+    np.testing.assert_allclose(over[0].get_offsets()[:, 0], [5.0, 10.0], rtol=0.1)
     assert np.allclose(over[0].get_edgecolor()[0][:3], matplotlib.colors.to_rgb(INFEASIBLE_COLOR))
     assert OVER_BUDGET_LABEL in legend_texts(fig) and not infeasible_markers(ax)
 

@@ -68,7 +68,7 @@ def test_outputs_exist_with_schema(tiny_run):
                 assert sorted(set(runs["run"])) == list(range(config["montecarlo"]["runs"]))
                 assert {"seed", "error", "delta", "delta_limit", "threat_model"} <= set(runs.columns)
                 assert run_meta["chunks"] == (2 if ds == "diabetes" else 1)
-    names = ["fig2.png", "fig2.pdf"] + [f"fig3_{m}.png" for m in models]
+    names = ["fig2.png", "fig2.pdf"] + [f"{fig}_{m}.png" for m in models for fig in ("fig3", "frontier")]
     for name in names + [f"fig2_{ds}.png" for ds in config["datasets"]]:
         assert (res / "figures" / name).stat().st_size > 1000
     summary = pd.read_csv(res / "tables" / "summary.csv")
@@ -234,7 +234,15 @@ def test_report_has_every_figure_and_table_with_caption(tiny_run, tmp_path):
     out = snakemake(tiny_run["work"], "--configfile", TINY, "--report", str(report))
     assert out.returncode == 0, out.stderr[-2000:]
     html = report.read_text()
-    for name in ("fig2.png", "fig2_diabetes.png", "fig2_wine.png", "fig3_paper.png", "fig3_network.png", "summary.csv"):
+    for name in (
+        "fig2.png",
+        "fig2_diabetes.png",
+        "fig2_wine.png",
+        "fig3_paper.png",
+        "fig3_sound.png",
+        "frontier_sound.png",
+        "summary.csv",
+    ):
         assert name in html, f"{name} missing from the report"
     assert html.count("Config hash") >= 5
     assert "for dataset <strong>wine</strong>" in html

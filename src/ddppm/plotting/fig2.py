@@ -34,6 +34,29 @@ from ddppm.plotting.style import (
 )
 
 
+def _is_reference(g: pd.DataFrame) -> bool:
+    """A curve without privacy (``accounting == "none"``, e.g. noise-free D-PM)."""
+    return "accounting" in g and len(g) > 0 and bool((g["accounting"] == "none").all())
+
+
+def _pin_references_below(ax, references) -> None:
+    """A no-privacy reference far below the private methods is drawn on the bottom edge with its value
+    written beside it, so it stays visible without squeezing the range where the methods differ."""
+    low = ax.get_ylim()[0]
+    for x, y, st in references:
+        below = np.isfinite(y) & (y < low)
+        if below.any():
+            edge = low * 1.12
+            ax.plot(x[below], np.full(below.sum(), edge), linestyle="none", marker="v", color=st["color"], zorder=4)
+            ax.annotate(
+                f"{st['label']}: error {np.nanmax(y[below]):.0e} or less, below the axis",
+                xy=(0.02, 0.02),
+                xycoords="axes fraction",
+                fontsize=8,
+                color=st["color"],
+            )
+
+
 def plot_fig2_panel(
     ax: Axes,
     summary_ds: pd.DataFrame,
@@ -48,7 +71,8 @@ def plot_fig2_panel(
     get a marker in :data:`INFEASIBLE_COLOR`; where no parameters met the limit (no errors) a mark of that
     colour sits at the top of the panel, at the curve's own height band, so no infeasible setting is shown
     as a result. The δ limit of each ε is written on a secondary top axis. With ``n`` the chance level
-    ``sqrt(1 − 1/n)`` is drawn as a grey line. NaN values leave gaps.
+    ``sqrt(1 − 1/n)`` is drawn as a grey line. NaN values leave gaps. The y range is set by the private
+    methods; a no-privacy reference far below them is pinned to the bottom edge with its value written.
 
     Returns
     -------
@@ -61,13 +85,15 @@ def plot_fig2_panel(
         summary_ds = summary_ds.assign(threat_model="none")
     eps_all = _sorted_unique_eps(summary_ds)
     y_candidates: list[float] = []
+    references: list[tuple[np.ndarray, np.ndarray, dict]] = []
     missing: list[tuple[float, int, str]] = []
     series = _series(summary_ds)
     for i, (method, model, variant) in enumerate(series):
         st = series_style(method, model, variant, i)
         g = summary_ds[(summary_ds["method"] == method) & (summary_ds["threat_model"].fillna("none") == model)]
         g = g.sort_values("eps")
-        x = g["eps"].to_numpy(dtype=float)
+        # Dodge each curve sideways by a few per cent of a decade, so coinciding curves stay visible.
+        x = g["eps"].to_numpy(dtype=float) * 10 ** (0.015 * (i - (len(series) - 1) / 2))
         y = g["error_mean"].to_numpy(dtype=float)
         lo = g["error_lo"].to_numpy(dtype=float) if "error_lo" in g else y
         hi = g["error_hi"].to_numpy(dtype=float) if "error_hi" in g else y
@@ -76,7 +102,10 @@ def plot_fig2_panel(
         )
         ax.fill_between(x, lo, hi, color=st["color"], alpha=0.16, linewidth=0, zorder=2)
         handles[st["label"]] = line
-        y_candidates += [*y, *lo, *hi]
+        if _is_reference(g):
+            references.append((x, y, st))  # kept out of the y range: the private methods set it
+        else:
+            y_candidates += [*y, *lo, *hi]
         feasible = g["feasible"].astype(bool).to_numpy() if "feasible" in g else np.ones(len(g), bool)
         over = ~feasible & np.isfinite(y)
         if over.any():
@@ -106,8 +135,9 @@ def plot_fig2_panel(
     pos = _positive(y_candidates)
     if pos.size:
         ymin, ymax = pos.min(), pos.max()
-        ax.set_ylim(ymin / 2.5, max(ymax, 1.0) * 3.5)  # headroom for the infeasible marks
+        ax.set_ylim(ymin / 1.6, max(ymax, 1.0) * 1.9)  # headroom for the infeasible marks
     _set_log_eps_axis(ax, eps_all)
+    _pin_references_below(ax, references)
 
     if missing:
         tr = ax.get_xaxis_transform()  # x in data, y in axes coordinates

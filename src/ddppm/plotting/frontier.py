@@ -29,7 +29,8 @@ def frontier_panel(ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: 
     at["delta_shown"] = np.where(confirmed, at.get("delta_full", np.nan), at["delta_screen"])
     Ts = sorted(at["T"].astype(int).unique())
     cmap = mpl.colormaps["viridis"].resampled(max(len(Ts), 2))
-    floor = max(float(at["delta_shown"][at["delta_shown"] > 0].min(initial=1.0)) / 3, 1e-300)
+    shown = at["delta_shown"].to_numpy(float)
+    floor = max(float(np.min(shown[shown > 0], initial=1.0)) / 3, 1e-300)
     for k, T in enumerate(Ts):
         g = at[at["T"].astype(int) == T]
         x = np.clip(g["delta_shown"].to_numpy(float), floor, 1.0)

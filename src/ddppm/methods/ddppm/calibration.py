@@ -21,6 +21,7 @@ candidate is recorded with its error and δ (the frontier figure draws them).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -439,10 +440,12 @@ def _chosen_row(
         "delta_se": res.delta_se[e_idx],
         "delta_max": res.delta_max[e_idx],
         "delta_upper": res.delta_upper[e_idx],
+        "delta_hockey": res.delta_hockey[e_idx],
         "error_mean": row["error_mean"],
         "error_std": row["error_std"],
         "worst_observer": worst["observer"],
         "worst_agent": worst["agent"],
         "worst_row": worst["row"],
         "worst_kind": worst["kind"],
+        "worst_new_row": json.dumps(worst.get("new_row", [])),
     }

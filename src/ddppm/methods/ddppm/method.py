@@ -56,6 +56,16 @@ def params_from_row(row: pd.Series | dict) -> DDPPMParams:
     )
 
 
+def _describe_worst(row: pd.Series) -> str:
+    """The neighbour that gave δ: agent, local row, how it was made, and the replacement row."""
+    if pd.isna(row.get("worst_agent", np.nan)):
+        return ""
+    return (
+        f"agent {int(row['worst_agent'])}, row {int(row['worst_row'])} ({row['worst_kind']}) "
+        f"-> {row.get('worst_new_row', '[]')}"
+    )
+
+
 def param_rows(chosen: pd.DataFrame, threat_model: str, settings_row: dict[str, str]) -> pd.DataFrame:
     """The method's parameter table from a calibration's ``chosen`` table (one row per ε).
 
@@ -83,7 +93,9 @@ def param_rows(chosen: pd.DataFrame, threat_model: str, settings_row: dict[str, 
                 {
                     "delta_se": float(row["delta_se"]),
                     "delta_max": float(row["delta_max"]),
-                    "delta_theorem2": float(row["delta_upper"]),
+                    "delta_upper_tail": float(row["delta_upper"]),
+                    "delta_hockey_stick": float(row.get("delta_hockey", np.nan)),
+                    "worst_neighbour": _describe_worst(row),
                     "calibration_error": float(row["error_mean"]),
                 }
             )

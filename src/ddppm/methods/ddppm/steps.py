@@ -141,6 +141,17 @@ def chosen_row(table: pd.DataFrame, eps: float) -> pd.Series:
     return rows.iloc[0]
 
 
+def _worst_of_calibration(calibration: pd.DataFrame, neighbours: dict) -> list:
+    """The calibration's per-ε worst neighbours, from its pool (the whole pool if none was recorded)."""
+    pool = {n.key: n for n in neighbours_from_table(pd.DataFrame(neighbours))}
+    keys = set()
+    if "worst_agent" in calibration:
+        for _, row in calibration[calibration["met"].astype(bool)].iterrows():
+            keys.add((int(row["worst_agent"]), int(row["worst_row"]), str(row["worst_kind"])))
+    chosen = [pool[k] for k in sorted(keys) if k in pool]
+    return chosen or list(pool.values())
+
+
 def delta_curve(
     problem: DistributedProblem,
     calibration: pd.DataFrame,
@@ -170,9 +181,10 @@ def delta_curve(
         at_eps = candidates[np.isclose(candidates["eps"], eps)] if in_grid.any() else candidates
         base, source = params_from_row(at_eps.nsmallest(1, "delta_screen").iloc[0]), "least-delta candidate"
     settings = accountant_settings(options["privacy"], model)
-    # Under the worst-case adjacency, δ at every T uses the neighbours the calibration's searches found
-    # (searching again at each T would multiply the cost; the curve's caption says so).
-    pool = neighbours_from_table(pd.DataFrame(neighbours)) if neighbours is not None else None
+    # Under the worst-case adjacency, δ at every T uses the neighbours that were worst in the calibration
+    # (at some ε), taken from its search pool: searching again at each T would multiply the cost (the
+    # curve's caption says so).
+    pool = _worst_of_calibration(calibration, neighbours) if neighbours is not None else None
     runs = int(curve_cfg["runs"])
     rngs = run_generators(seed, (dataset, "delta_curve"), range(runs))
     T_max = int(curve_cfg["T_max"])
