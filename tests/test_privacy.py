@@ -11,7 +11,7 @@ import pytest
 from scipy import integrate
 from scipy.stats import multivariate_normal as mvn
 
-from ddppm.core.errors import ConfigError
+from ddppm.core.errors import PrivacyError
 from ddppm.privacy.gaussian import (
     SupportBasis,
     cgf,
@@ -208,9 +208,10 @@ def test_regression_renyi_matching_singular_supports_default_tolerance(seed):
             assert got == np.inf
 
 
-def test_renyi_rejects_bad_order():
-    with pytest.raises(ConfigError, match="order"):
-        renyi_divergence(np.zeros(1), np.eye(1), np.zeros(1), np.eye(1), 0.0)
+@pytest.mark.parametrize("order", [0.0, -1.0, np.inf, np.nan])
+def test_renyi_rejects_bad_order(order):
+    with pytest.raises(PrivacyError, match="order must be finite and > 0"):
+        renyi_divergence(np.zeros(1), np.eye(1), np.zeros(1), np.eye(1), order)
 
 
 # ------------------------------------------------------------------------------------------------ CGF

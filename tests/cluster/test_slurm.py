@@ -323,7 +323,7 @@ rule simulate:
         pd.DataFrame({"seed": int(wildcards.seed), "x": rng.normal(size=1000)}).to_parquet(output[0])
 
 # Named like a heavy rule of the pipeline: gets set-resources of profiles/slurm.
-rule calibrate:
+rule ddppm_calibrate:
     input:
         expand("results/toy/sim_{seed}.parquet", seed=SEEDS),
     output:
@@ -343,7 +343,7 @@ rule summary:
         df.describe().reset_index().to_csv(output[0], index=False)
 
 # A shell rule running on the node; heavy per profiles/slurm.
-rule delta_curve:
+rule ddppm_delta_curve:
     input:
         "results/toy/calibration.parquet",
     output:
@@ -366,8 +366,8 @@ def _expected_sbatch_resources():
     return {
         "simulate": fmt(300, 5),
         "summary": fmt(default["mem_mb"], default["runtime"]),
-        "calibrate": fmt(heavy["calibrate"]["mem_mb"], heavy["calibrate"]["runtime"]),
-        "delta_curve": fmt(heavy["delta_curve"]["mem_mb"], heavy["delta_curve"]["runtime"]),
+        "ddppm_calibrate": fmt(heavy["ddppm_calibrate"]["mem_mb"], heavy["ddppm_calibrate"]["runtime"]),
+        "ddppm_delta_curve": fmt(heavy["ddppm_delta_curve"]["mem_mb"], heavy["ddppm_delta_curve"]["runtime"]),
     }
 
 
@@ -397,8 +397,8 @@ def test_toy_workflow_runs_on_slurm(slurm_cluster, tmp_path, capsys):
     by_rule = {}
     for rule, _state, mem, limit in jobs.values():
         by_rule.setdefault(rule, set()).add((mem, limit))
-    # 2 x simulate, calibrate, summary, delta_curve; `all` has no action and runs locally.
-    assert sorted(by_rule) == ["calibrate", "delta_curve", "simulate", "summary"], by_rule
+    # 2 x simulate, ddppm_calibrate, summary, ddppm_delta_curve; `all` has no action and runs locally.
+    assert sorted(by_rule) == ["ddppm_calibrate", "ddppm_delta_curve", "simulate", "summary"], by_rule
     assert len(jobs) == 5, jobs
     for rule, expected in _expected_sbatch_resources().items():
         assert by_rule[rule] == {expected}, f"rule {rule}: sbatch got {by_rule[rule]}, expected {expected}"

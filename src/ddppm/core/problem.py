@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from ddppm.core.errors import ConfigError, DataError
+from ddppm.core.network import validate_mixing_matrix
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,13 @@ class DistributedProblem:
             raise ConfigError("partition: an agent holds no rows; use fewer agents (partition.m)")
         if int(self.c) != self.c or self.c < 0:
             raise ConfigError(f"network.c must be a non-negative integer, got {self.c!r}")
+        validate_mixing_matrix(self.W, key="network")
 
     @classmethod
     def from_partition(cls, X: np.ndarray, parts: list[np.ndarray], W: np.ndarray, c: int) -> DistributedProblem:
         """Build the problem from the global matrix and each agent's row indices."""
         blocks = tuple(np.ascontiguousarray(X[np.asarray(p)], dtype=float) for p in parts)
-        return cls(blocks=blocks, W=np.asarray(W, dtype=float), c=int(c), row_ids=tuple(np.asarray(p) for p in parts))
+        return cls(blocks=blocks, W=np.asarray(W, dtype=float), c=c, row_ids=tuple(np.asarray(p) for p in parts))
 
     @property
     def m(self) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -131,3 +131,29 @@ def param_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     if missing:
         raise ValueError(f"parameter table lacks columns {missing}")
     return table[list(PARAM_COLUMNS) + [c for c in table.columns if c not in PARAM_COLUMNS]]
+
+
+def gaussian_mechanism_params(
+    eps: np.ndarray, delta_limits: np.ndarray, sigma_of: Callable[[float, float], float]
+) -> pd.DataFrame:
+    """Parameter table of a Gaussian mechanism of sensitivity 1 calibrated by ``sigma_of(ε, δ)``: its ``sigma``
+    and the δ that σ really achieves at ε (the exact analytic-Gaussian δ, Balle & Wang 2018), ``feasible``
+    where that is within the limit."""
+    from ddppm.privacy.mechanisms import analytic_gaussian_delta
+
+    rows = []
+    for e, limit in zip(eps, delta_limits, strict=True):
+        sigma = sigma_of(float(e), float(limit))
+        achieved = analytic_gaussian_delta(sigma, float(e))
+        rows.append(
+            {
+                "eps": float(e),
+                "delta_limit": float(limit),
+                "threat_model": NO_THREAT_MODEL,
+                "accounting": "gaussian_mechanism",
+                "delta": achieved,
+                "feasible": bool(achieved <= limit * (1 + 1e-9)),
+                "sigma": sigma,
+            }
+        )
+    return param_table(rows)

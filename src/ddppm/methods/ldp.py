@@ -20,8 +20,8 @@ import pandas as pd
 
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.base import NO_THREAT_MODEL, Method, param_table, register
-from ddppm.privacy.mechanisms import analytic_gaussian_delta, analytic_gaussian_sigma, classic_gaussian_sigma
+from ddppm.methods.base import Method, gaussian_mechanism_params, register
+from ddppm.privacy.mechanisms import analytic_gaussian_sigma, classic_gaussian_sigma
 
 
 def ldp_errors(
@@ -50,22 +50,7 @@ class _GaussianLDP(Method):
     def choose_params(
         self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
     ) -> pd.DataFrame:
-        rows = []
-        for e, limit in zip(eps, delta_limits, strict=True):
-            sigma = self.sigma(float(e), float(limit))
-            achieved = analytic_gaussian_delta(sigma, float(e))
-            rows.append(
-                {
-                    "eps": float(e),
-                    "delta_limit": float(limit),
-                    "threat_model": NO_THREAT_MODEL,
-                    "accounting": "gaussian_mechanism",
-                    "delta": achieved,
-                    "feasible": bool(achieved <= limit * (1 + 1e-9)),
-                    "sigma": sigma,
-                }
-            )
-        return param_table(rows)
+        return gaussian_mechanism_params(eps, delta_limits, self.sigma)
 
     def run_errors(
         self,

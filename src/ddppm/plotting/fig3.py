@@ -26,13 +26,19 @@ from ddppm.plotting.style import (
 )
 
 
-def fig3(curves: pd.DataFrame, bound_label: str = BOUND_LABEL, show_upper_tail: bool = True) -> Figure:
+def fig3(
+    curves: pd.DataFrame,
+    bound_label: str = BOUND_LABEL,
+    show_upper_tail: bool = True,
+    upper_label: str = "upper-tail δ⁺ of Theorem 2",
+) -> Figure:
     """Fig. 3: error (left, log y) and δ (right, log y) against the number of iterations T, per data set.
 
     Left: ``error_mean`` with the band ``error_lo..error_hi`` and, dashed in the same colour, ``bound_sin``
     (Theorem 3; when every bound equals 1 a note says it is vacuous). Right: the two-sided ``delta`` with a
     band ``± 1.96 delta_se`` (Monte Carlo error of the accountant), ``delta_upper`` (the upper-tail δ⁺ of
-    Theorem 2, dash-dot; ``show_upper_tail=False`` hides it) and the data set's δ limit at the curve's ε as
+    Theorem 2 under Chernoff accounting, the exact upper tail under exact accounting: ``upper_label``;
+    dash-dot; ``show_upper_tail=False`` hides it) and the data set's δ limit at the curve's ε as
     a dotted horizontal line of the same colour. Coinciding bound or limit lines of several data sets are
     drawn with interleaved dashes so every colour stays visible.
     """
@@ -110,7 +116,7 @@ def fig3(curves: pd.DataFrame, bound_label: str = BOUND_LABEL, show_upper_tail: 
         if has_se:
             handles["δ ± 1.96 s.e. (Monte Carlo, band)"] = Patch(facecolor="0.5", alpha=0.2)
         if has_upper:
-            handles["upper-tail δ⁺ of Theorem 2"] = Line2D([], [], color="0.2", linestyle="-.", linewidth=1.0)
+            handles[upper_label] = Line2D([], [], color="0.2", linestyle="-.", linewidth=1.0)
 
         for ax, vals in ((ax_err, err_vals), (ax_del, del_vals)):
             ax.set_yscale("log", nonpositive="mask")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddppm.core.errors import ConfigError
+from ddppm.core.errors import ConfigError, PrivacyError
 
 RANK_MODES = ("support", "paper")
 DEFAULT_RANK_RTOL = 1e-22
@@ -242,6 +242,25 @@ def kl_divergence(pair: GaussianPair, delta_mu: np.ndarray) -> np.ndarray:
     return np.where(outside, np.inf, kl)
 
 
+def check_gaussian(mu: np.ndarray, cov: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A Gaussian's mean and covariance as arrays, or a :class:`PrivacyError` saying what is wrong (shapes,
+    finiteness, symmetry, positive semi-definiteness up to a relative tolerance)."""
+    mu = np.atleast_1d(np.asarray(mu, float))
+    cov = np.atleast_2d(np.asarray(cov, float))
+    if mu.ndim != 1 or cov.shape != (mu.size, mu.size):
+        raise PrivacyError(
+            f"{name}: the mean has shape {mu.shape} but the covariance {cov.shape}; need (N,) and (N, N)"
+        )
+    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(cov))):
+        raise PrivacyError(f"{name}: mean and covariance must be finite")
+    scale = max(float(np.abs(cov).max(initial=0.0)), 1e-300)
+    if not np.allclose(cov, cov.T, rtol=0, atol=1e-10 * scale):
+        raise PrivacyError(f"{name}: the covariance is not symmetric")
+    if np.linalg.eigvalsh((cov + cov.T) / 2).min(initial=0.0) < -1e-9 * scale:
+        raise PrivacyError(f"{name}: the covariance is not positive semi-definite")
+    return mu, cov
+
+
 def renyi_divergence(
     mu1: np.ndarray,
     cov1: np.ndarray,
@@ -255,9 +274,14 @@ def renyi_divergence(
     ``D_α = K(α−1)/(α−1)`` for ``α ≠ 1`` and the Kullback–Leibler divergence for ``α = 1``. Infinite when
     ``Σ_α = αΣ₂ + (1−α)Σ₁`` is not positive definite on the support or the laws are mutually singular.
     """
-    if not order > 0:
-        raise ConfigError(f"Rényi order must be > 0, got {order!r}")
-    cov1, cov2 = np.atleast_2d(cov1), np.atleast_2d(cov2)
+    if not (np.isfinite(order) and order > 0):
+        raise PrivacyError(f"renyi_divergence: the order must be finite and > 0, got {order!r}")
+    if not 0 < rtol < 1:
+        raise PrivacyError(f"renyi_divergence: rtol must lie in (0, 1), got {rtol!r}")
+    mu1, cov1 = check_gaussian(mu1, cov1, "renyi_divergence (mu1, cov1)")
+    mu2, cov2 = check_gaussian(mu2, cov2, "renyi_divergence (mu2, cov2)")
+    if mu1.shape != mu2.shape:
+        raise PrivacyError(f"renyi_divergence: the two laws have dimensions {mu1.size} and {mu2.size}")
     pair = diagonalize(SupportBasis.of_cov(cov1, rtol), cov_factor(cov1), cov_factor(cov2), "support")
     w, outside = pair.coordinates(np.atleast_1d(mu1 - mu2).astype(float))
     if pair.singular is not None or outside[0]:

@@ -19,6 +19,7 @@ from ddppm.privacy.gaussian import (
     DEFAULT_RANK_RTOL,
     GaussianPair,
     SupportBasis,
+    check_gaussian,
     cov_factor,
     deltas_from_pair,
     diagonalize,
@@ -58,23 +59,6 @@ def pair_tail_deltas(pair: GaussianPair, delta_mu: np.ndarray, eps: np.ndarray, 
     return TailDeltas(np.minimum(1.0, upper + lower), upper, lower, hockey)
 
 
-def _check_gaussian(mu: np.ndarray, cov: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    mu = np.atleast_1d(np.asarray(mu, float))
-    cov = np.atleast_2d(np.asarray(cov, float))
-    if mu.ndim != 1 or cov.shape != (mu.size, mu.size):
-        raise PrivacyError(
-            f"{name}: the mean has shape {mu.shape} but the covariance {cov.shape}; need (N,) and (N, N)"
-        )
-    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(cov))):
-        raise PrivacyError(f"{name}: mean and covariance must be finite")
-    scale = max(float(np.abs(cov).max(initial=0.0)), 1e-300)
-    if not np.allclose(cov, cov.T, rtol=0, atol=1e-10 * scale):
-        raise PrivacyError(f"{name}: the covariance is not symmetric")
-    if np.linalg.eigvalsh((cov + cov.T) / 2).min(initial=0.0) < -1e-9 * scale:
-        raise PrivacyError(f"{name}: the covariance is not positive semi-definite")
-    return mu, cov
-
-
 def gaussian_tail_delta(
     mu1, cov1, mu2, cov2, eps, method: str = "exact", rtol: float = DEFAULT_RANK_RTOL
 ) -> np.ndarray:
@@ -92,8 +76,8 @@ def gaussian_tail_delta(
     numpy.ndarray
         δ for each ε, shape ``(len(eps),)``.
     """
-    mu1, cov1 = _check_gaussian(mu1, cov1, "gaussian_tail_delta (mu1, cov1)")
-    mu2, cov2 = _check_gaussian(mu2, cov2, "gaussian_tail_delta (mu2, cov2)")
+    mu1, cov1 = check_gaussian(mu1, cov1, "gaussian_tail_delta (mu1, cov1)")
+    mu2, cov2 = check_gaussian(mu2, cov2, "gaussian_tail_delta (mu2, cov2)")
     if mu1.shape != mu2.shape:
         raise PrivacyError(f"gaussian_tail_delta: the two laws have dimensions {mu1.size} and {mu2.size}")
     eps = np.atleast_1d(np.asarray(eps, float))

@@ -84,6 +84,8 @@ class AccountantSettings:
             )
         if self.realisations < 1:
             raise ConfigError("methods.ddppm.privacy.realisations must be >= 1")
+        if not 0 < self.rank_rtol < 1:
+            raise ConfigError(f"methods.ddppm.privacy.rank_rtol must lie in (0, 1), got {self.rank_rtol!r}")
         if self.candidate_rows < 1:
             raise ConfigError("methods.ddppm.privacy.candidate_rows must be >= 1")
         for key in ("search_rows", "search_directions", "search_keep", "search_width"):
