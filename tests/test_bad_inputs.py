@@ -49,3 +49,39 @@ def _problem(W=None, c=3):
 def test_bad_call_raises_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_a_bad_cell_names_file_line_and_column(tmp_path):
+    from ddppm.core.errors import DataError
+    from ddppm.data import read_numeric_table
+
+    p = tmp_path / "table.csv"
+    p.write_text("a,b,c\n1,2,3\n4,?,6\n7,8,9\n")
+    with pytest.raises(DataError, match=r"line 3, column 1 \('b'\): '\?' is not a number.*drop_columns"):
+        read_numeric_table(p)
+    np.testing.assert_array_equal(read_numeric_table(p, drop_columns=[1]), [[1, 3], [4, 6], [7, 9]])
+
+
+def test_stale_temporary_files_are_removed_by_the_next_write(tmp_path):
+    from ddppm.core.io import write_text_atomic
+
+    target = tmp_path / "out.csv"
+    stale = tmp_path / ".out.csv.tmp-deadbeef0000"
+    stale.write_text("half written")
+    other = tmp_path / ".other.csv.tmp-deadbeef0000"
+    other.write_text("not ours")
+    write_text_atomic(target, "done")
+    assert target.read_text() == "done" and not stale.exists() and other.exists()
+
+
+def test_no_eigengap_stops_with_an_explanation():
+    from ddppm.core.errors import DataError
+    from ddppm.methods import get_method
+
+    # Two orthogonal directions of equal energy: μ₁ = μ₂, the top eigenvector is not unique.
+    X = np.zeros((24, 2))
+    X[:12, 0], X[12:, 1] = 0.5, 0.5
+    problem = DistributedProblem.from_partition(X, partition_rows(24, 4, seed=0, shuffle=False), paper_ring_w(), 3)
+    options = {"t_star_tol": 1e-3, "t_max": 30, "runs": 10, "seed": 0}
+    with pytest.raises(DataError, match="Assumption 1"):
+        get_method("dpm").choose_params(problem, np.array([1.0]), np.array([0.1]), options)

@@ -186,6 +186,14 @@ def test_job_params_hold_exactly_the_keys_read():
         (lambda c: c["methods"]["ddppm"].__setitem__("threat_models", ["nope"]), r"'nope' is not defined"),
         (lambda c: c["montecarlo"].__setitem__("methods", ["ldpp"]), r"montecarlo\.methods\.0.*'ldpp' is not one of"),
         (lambda c: c["delta_limits"]["wine"].__setitem__(0, 1.5), r"delta_limits\.wine\.0"),
+        (
+            lambda c: (c["network"].__setitem__("topology", "ring"), c["partition"].__setitem__("m", 1000)),
+            r"partition\.m = 1000 agents but diabetes has 442 rows",
+        ),
+        (lambda c: c["network"].__setitem__("c", 0), r"network\.c`: 0 is less than the minimum of 1"),
+        (lambda c: c["partition"].__setitem__("m", 1), r"partition\.m`: 1 is less than the minimum of 2"),
+        (lambda c: c["dataset_options"]["wine"].__setitem__("n", 50), r"dataset_options\.wine\.n: does nothing"),
+        (lambda c: c["dataset_options"]["wine"].__setitem__("seed", 1), r"dataset_options\.wine\.seed: does nothing"),
     ],
 )
 def test_config_errors_name_the_key(edit, message):

@@ -246,3 +246,36 @@ def test_report_has_every_figure_and_table_with_caption(tiny_run, tmp_path):
         assert name in html, f"{name} missing from the report"
     assert html.count("Config hash") >= 5
     assert "for dataset <strong>wine</strong>" in html
+
+
+@pytest.fixture(scope="module")
+def pristine_copy(tmp_path_factory):
+    return copy_repo(tmp_path_factory.mktemp("bad-configs"))
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c.__setitem__("epsilon", [5]), "unknown key `epsilon` (did you mean `epsilons`?)"),
+        (lambda c: c["delta_limits"].__setitem__("wien", [0.1, 0.1]), "delta_limits.wien: unknown dataset"),
+        (lambda c: c.__setitem__("epsilons", [5, 5.0000001]), "print alike"),
+        (lambda c: c.setdefault("network", {}).__setitem__("c", 0), "network.c`: 0 is less than the minimum of 1"),
+        (lambda c: c.setdefault("partition", {}).__setitem__("m", 1), "partition.m`: 1 is less than the minimum"),
+        (lambda c: c["dataset_options"]["wine"].__setitem__("n", 50), "dataset_options.wine.n: does nothing"),
+        (
+            lambda c: c["methods"]["ddppm"].__setitem__("threat_models", ["paper", "typo"]),
+            "'typo' is not defined under `threat_models`",
+        ),
+    ],
+)
+def test_bad_config_fails_the_dry_run_before_any_job(pristine_copy, edit, message):
+    cfg = yaml.safe_load((pristine_copy / TINY).read_text())
+    cfg.setdefault("dataset_options", {}).setdefault("wine", {})
+    edit(cfg)
+    (pristine_copy / "bad.yaml").write_text(yaml.safe_dump(cfg))
+    out = snakemake(pristine_copy, "--configfile", "bad.yaml", "-n")
+    text = out.stdout + out.stderr
+    assert out.returncode != 0
+    assert message in text, text[-1500:]
+    assert "Traceback" not in text or text.count("\n") < 40, "a few lines, not a traceback dump"
+    assert not (pristine_copy / TINY_RESULTS).exists()

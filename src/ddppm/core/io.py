@@ -32,6 +32,7 @@ __all__ = [
     "METADATA_KEY",
     "atomic_write",
     "config_hash",
+    "remove_stale_temporaries",
     "json_default",
     "read_parquet",
     "write_json_atomic",
@@ -117,6 +118,7 @@ def atomic_write(path: PathLike) -> Iterator[Path]:
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(final)
     tmp = _create_temp(final)
     try:
         yield tmp
@@ -125,6 +127,21 @@ def atomic_write(path: PathLike) -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
+
+
+def remove_stale_temporaries(final: PathLike) -> list[Path]:
+    """Delete ``.<basename>.tmp-*`` files left next to ``final`` by a writer that was killed.
+
+    Only one job ever writes a given output (Snakemake's rule), so any such file found before a new write
+    is a leftover of an interrupted one. Returns the removed paths.
+    """
+    final = Path(final)
+    removed = []
+    for stale in final.parent.glob(f".{final.name}.tmp-*"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+            removed.append(stale)
+    return removed
 
 
 def _create_temp(final: Path) -> Path:

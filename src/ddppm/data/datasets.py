@@ -123,6 +123,20 @@ def matrix_sha256(X: np.ndarray) -> str:
 # --------------------------------------------------------------------------------------------- loading
 
 
+URL_OPTIONS = ("url", "sha256", *_URL_OPTIONS)
+
+
+def accepted_options(name: str, source: str) -> tuple[str, ...]:
+    """The loader options (config keys under ``dataset_options.<name>``) that do something for this
+    dataset and source; any other loader option is an error, never silently ignored."""
+    if source == "url":
+        return URL_OPTIONS
+    if name in _SKLEARN_LOADERS:
+        return ()
+    generator = ami_synthetic if name == "ami_synthetic" else sbm_graph_signal
+    return tuple(inspect.signature(generator).parameters)
+
+
 def load_dataset(
     name: str,
     *,

@@ -95,6 +95,17 @@ def read_numeric_table(
             )
         df = df.drop(columns=[df.columns[int(i)] for i in drop_columns])
     numeric = df.apply(pd.to_numeric, errors="coerce")
+    for position, column in enumerate(df.columns):
+        bad = numeric[column].isna() & df[column].notna()
+        if bad.any() and numeric[column].notna().any():
+            # Mostly numbers with some text: a corrupt or missing-value cell, never a label column.
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            line = row + 1 + (1 if header else 0)
+            raise DataError(
+                f"data file {str(p)!r}, line {line}, column {position} ({column!r}): {df[column].iloc[row]!r} is "
+                f"not a number ({int(bad.sum())} such cell(s) in that column). Fix the file, or declare the column "
+                "as one to drop with `dataset_options.<name>.drop_columns`."
+            )
     keep = [c for c in df.columns if numeric[c].notna().sum() == df[c].notna().sum() and df[c].notna().any()]
     numeric = numeric[keep]
     if drop_last_column and numeric.shape[1] > 0:

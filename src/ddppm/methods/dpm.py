@@ -15,7 +15,7 @@ import pandas as pd
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
 from ddppm.methods.base import NO_THREAT_MODEL, Method, param_table, register
-from ddppm.methods.ddppm.algorithm import dpm_error_curve, draw_standard_normals, t_star
+from ddppm.methods.ddppm.algorithm import checked_t_star, dpm_error_curve, draw_standard_normals
 
 
 @register
@@ -45,7 +45,7 @@ class NoiseFreeDPM(Method):
     ) -> pd.DataFrame:
         rngs = run_generators(int(options["seed"]), ("t_star",), range(int(options["runs"])))
         z0, _ = draw_standard_normals(problem.n, 0, rngs)
-        T, reached = t_star(problem, z0, float(options["t_star_tol"]), int(options["t_max"]))
+        T = checked_t_star(problem, z0, float(options["t_star_tol"]), int(options["t_max"]), "methods.dpm")
         rows = [
             {
                 "eps": float(e),
@@ -55,7 +55,6 @@ class NoiseFreeDPM(Method):
                 "delta": 0.0,
                 "feasible": True,
                 "T": int(T),
-                "t_star_reached": bool(reached),
             }
             for e, limit in zip(eps, delta_limits, strict=True)
         ]

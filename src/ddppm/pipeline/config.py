@@ -19,6 +19,8 @@ from jsonschema import Draft202012Validator, validators
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.io import config_hash
+from ddppm.data import PAPER_SHAPES
+from ddppm.data.datasets import accepted_options
 from ddppm.methods import available_methods
 
 SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
@@ -213,7 +215,21 @@ def check_config(config: dict[str, Any]) -> None:
         if len(limits) != n_eps:
             raise ConfigError(f"delta_limits.{ds} has {len(limits)} values but epsilons has {n_eps}; give one per ε")
         merged = dataset_config(config, ds)
+        source = merged["dataset"]["source"]
+        accepted = accepted_options(ds, source)
+        loader = {k for k in config["dataset_options"].get(ds, {}) if k not in (*GLOBAL_SECTIONS, "methods")}
+        useless = sorted(loader - {"source", "normalization"} - set(accepted))
+        if useless:
+            raise ConfigError(
+                f"dataset_options.{ds}.{useless[0]}: does nothing for {ds} with source {source!r} "
+                f"(accepted: {list(accepted)}); remove it"
+            )
         m, topology = merged["partition"]["m"], merged["network"]["topology"]
+        rows = merged["dataset"].get("n") or (PAPER_SHAPES[ds][0] if merged["dataset"]["source"] == "default" else None)
+        if rows is not None and m > rows:
+            raise ConfigError(
+                f"partition.m = {m} agents but {ds} has {rows} rows; every agent needs a row: use m <= {rows}"
+            )
         if topology == "paper_ring" and m != 4:
             where = (
                 f"dataset_options.{ds}.partition.m"

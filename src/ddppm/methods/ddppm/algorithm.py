@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddppm.core.errors import ConfigError
+from ddppm.core.errors import ConfigError, DataError
 from ddppm.core.metrics import sin_error
 from ddppm.core.network import gossip
 from ddppm.core.problem import DistributedProblem
@@ -184,6 +184,30 @@ def t_star(problem: DistributedProblem, z0: np.ndarray, tol: float = 1e-3, T_max
     mean_curve = dpm_error_curve(problem, T_max, z0).mean(axis=1)
     hits = np.flatnonzero(mean_curve <= tol)
     return (int(hits[0]), True) if hits.size else (T_max, False)
+
+
+def checked_t_star(problem: DistributedProblem, z0: np.ndarray, tol: float, T_max: int, key: str) -> int:
+    """:func:`t_star`, or a :class:`DataError` explaining that Assumption 1 fails where T* is not reached.
+
+    Without an eigengap (μ₁ = μ₂) the top eigenvector is not unique and every error against "the" top
+    eigenvector is meaningless; with a tiny one, convergence needs more iterations than ``T_max``. ``key``
+    is the config section holding ``t_max`` and ``t_star_tol``.
+    """
+    ratio = problem.mu2 / problem.mu1
+    if ratio > 1 - 1e-9:
+        raise DataError(
+            f"Assumption 1 fails: the top two eigenvalues of Ξ are equal (μ₂/μ₁ = {ratio:.12f}), so the top "
+            "eigenvector is not unique and no error against it means anything. Use data with a clear top "
+            "eigenvector."
+        )
+    T, reached = t_star(problem, z0, tol, T_max)
+    if not reached:
+        raise DataError(
+            f"noise-free D-PM does not reach mean error {tol:g} within {T_max} iterations (μ₂/μ₁ = {ratio:.4f}): "
+            f"the eigengap of Assumption 1 is too small for this range. Raise `{key}.t_max`, or loosen "
+            f"`{key}.t_star_tol`."
+        )
+    return T
 
 
 def centralized_power_method(X: np.ndarray, T: int, q0: np.ndarray) -> np.ndarray:

@@ -38,7 +38,13 @@ from ddppm.methods.ddppm.accountant import (
     default_neighbours,
     evaluate_delta,
 )
-from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals, t_star
+from ddppm.methods.ddppm.algorithm import (
+    DDPPMParams,
+    NoiseSchedule,
+    checked_t_star,
+    ddppm_errors,
+    draw_standard_normals,
+)
 from ddppm.methods.ddppm.method import params_from_row, schema_default
 
 RATIO_NAMES = ("corollary", "one", "growth", "eta_constant")
@@ -171,7 +177,8 @@ class Calibration:
         self.limits = check_limits(self.eps, delta_limits)
         rngs = run_generators(seed, ("calibration",), range(grid.runs))
         self.z0, self.zp = draw_standard_normals(problem.n, grid.t_max + max(grid.t_offsets, default=0), rngs)
-        self.t_star, self.t_star_reached = t_star(problem, self.z0, grid.t_star_tol, grid.t_max)
+        self.t_star = checked_t_star(problem, self.z0, grid.t_star_tol, grid.t_max, "methods.ddppm.calibration")
+        self.t_star_reached = True
         alpha0, sq0 = corollary_alpha(problem), 1.0 / np.sqrt(problem.n)
         # The frontier: T* and the small T of `t_coarse` (at most T* + 2), every family and κ.
         self.coarse_T = sorted({self.t_star, *(int(T) for T in grid.t_coarse if 1 <= T <= self.t_star + 2)})
