@@ -229,3 +229,28 @@ def test_save_figure_closes_pyplot_figures(tmp_path):
     num = fig.number
     save_figure(fig, tmp_path / "p.png", tmp_path / "p.pdf", dpi=60)
     assert num not in plt.get_fignums()
+
+
+def test_frontier_figure_marks_limit_and_choice(tmp_path):
+    from ddppm.plotting.frontier import CHOSEN_LABEL, frontier_figure
+
+    rng = np.random.default_rng(0)
+    cands = pd.DataFrame(
+        {
+            "eps": 5.0,
+            "T": rng.integers(1, 4, 30),
+            "error_mean": rng.uniform(0.2, 1.0, 30),
+            "delta_screen": 10 ** rng.uniform(-5, 0, 30),
+            "delta_full": np.where(np.arange(30) < 3, 10 ** rng.uniform(-5, 0, 30), np.nan),
+            "delta_limit": 0.008,
+        }
+    )
+    chosen = pd.DataFrame([{"eps": 5.0, "met": True, "delta": 0.004, "error_mean": 0.5}])
+    fig = frontier_figure([("Diabetes", cands, chosen), ("Wine", cands, chosen.assign(met=False))], 5.0, "sound")
+    axes = main_axes(fig)
+    assert len(axes) == 2 and all(ax.get_xscale() == "log" for ax in axes)
+    assert CHOSEN_LABEL in legend_texts(fig)
+    stars = [c for c in axes[0].collections if c.get_offsets().shape[0] == 1 and c.get_sizes()[0] > 200]
+    assert len(stars) == 1 and not [c for c in axes[1].collections if c.get_sizes()[0] > 200]
+    save_figure(fig, tmp_path / "f.png", tmp_path / "f.pdf", dpi=60)
+    assert (tmp_path / "f.png").stat().st_size > 1000

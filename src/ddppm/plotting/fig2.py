@@ -30,6 +30,7 @@ from ddppm.plotting.style import (
     _set_log_eps_axis,
     _sorted_unique_eps,
     _title_from,
+    panel_grid,
     series_style,
 )
 
@@ -201,17 +202,11 @@ def fig2_grid(panels: Sequence[tuple[str | None, pd.DataFrame, int | None]]) -> 
     ``panels`` holds ``(title, summary_ds, n)`` per data set, in reading order (the paper's
     order is Diabetes, Breast Cancer, AMI, Wine).
     """
-    k = max(len(panels), 1)
-    ncols = 1 if k == 1 else 2
-    nrows = math.ceil(k / ncols)
     with mpl.rc_context(_RC):
-        fig = _figure((6.2 * ncols, 4.9 * nrows + 0.9))
-        axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+        fig, axes = panel_grid(len(panels), 4.9, 0.9)
         handles: dict[str, Any] = {}
         for ax, (title, summary_ds, n) in zip(axes, panels, strict=False):
             for label, h in plot_fig2_panel(ax, summary_ds, title, n).items():
                 handles.setdefault(label, h)
-        for ax in axes[len(panels) :]:
-            ax.set_visible(False)
         _legend_below(fig, handles)
     return fig

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import matplotlib as mpl
@@ -11,7 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ddppm.plotting.style import _RC, ERROR_LABEL, INFEASIBLE_COLOR, _figure, _fmt_delta, _legend_below
+from ddppm.plotting.style import _RC, ERROR_LABEL, INFEASIBLE_COLOR, _fmt_delta, _legend_below, panel_grid
 
 CHOSEN_LABEL = "chosen (least error with δ ≤ limit)"
 LIMIT_LABEL = "δ limit"
@@ -62,17 +61,11 @@ def frontier_panel(ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: 
 
 def frontier_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame]], eps: float, threat_model: str) -> Figure:
     """One panel per dataset: ``(title, candidates, chosen)`` as the calibration wrote them."""
-    k = max(len(panels), 1)
-    ncols = 1 if k == 1 else 2
-    nrows = math.ceil(k / ncols)
     with mpl.rc_context(_RC):
-        fig = _figure((6.2 * ncols, 4.6 * nrows + 0.8))
-        axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+        fig, axes = panel_grid(len(panels), 4.6, 0.8)
         for ax, (title, candidates, chosen) in zip(axes, panels, strict=False):
             rows = chosen[np.isclose(chosen["eps"], eps)]
             frontier_panel(ax, candidates, rows.iloc[0] if len(rows) else None, eps, title)
-        for ax in axes[len(panels) :]:
-            ax.set_visible(False)
         fig.suptitle(f"D-DP-PM calibration frontier, threat model {threat_model}")
         _legend_below(
             fig,

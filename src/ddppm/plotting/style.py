@@ -16,6 +16,7 @@ titles come from the ``label`` column (the AMI data set is the labelled syntheti
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterable
 from os import PathLike
@@ -158,6 +159,21 @@ def _title_from(summary_ds: pd.DataFrame, title: str | None) -> str:
 def _figure(figsize: tuple[float, float]) -> Figure:
     with mpl.rc_context(_RC):
         return Figure(figsize=figsize, layout="constrained")
+
+
+def panel_grid(count: int, panel_height: float, extra_height: float) -> tuple[Figure, np.ndarray]:
+    """A figure with one panel per data set in two columns (one for a single panel), unused panels hidden.
+
+    Call inside ``mpl.rc_context(_RC)``. Returns the figure and the flat array of its first ``count`` axes.
+    """
+    k = max(count, 1)
+    ncols = 1 if k == 1 else 2
+    nrows = math.ceil(k / ncols)
+    fig = _figure((6.2 * ncols, panel_height * nrows + extra_height))
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    for ax in axes[count:]:
+        ax.set_visible(False)
+    return fig, axes[:count]
 
 
 def _legend_below(fig: Figure, handles: dict) -> None:
