@@ -190,6 +190,10 @@ def test_job_params_hold_exactly_the_keys_read():
             lambda c: (c["network"].__setitem__("topology", "ring"), c["partition"].__setitem__("m", 1000)),
             r"partition\.m = 1000 agents but diabetes has 442 rows",
         ),
+        (
+            lambda c: (c["network"].__setitem__("topology", "grid"), c["partition"].__setitem__("m", 5)),
+            r"topology 'grid' needs a composite number of agents",
+        ),
         (lambda c: c["network"].__setitem__("c", 0), r"network\.c`: 0 is less than the minimum of 1"),
         (lambda c: c["partition"].__setitem__("m", 1), r"partition\.m`: 1 is less than the minimum of 2"),
         (lambda c: c["dataset_options"]["wine"].__setitem__("n", 50), r"dataset_options\.wine\.n: does nothing"),

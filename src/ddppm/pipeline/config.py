@@ -17,8 +17,9 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, validators
 
-from ddppm.core.errors import ConfigError
+from ddppm.core.errors import ConfigError, DDPPMError
 from ddppm.core.io import config_hash
+from ddppm.core.network import mixing_matrix, validate_mixing_matrix
 from ddppm.data import PAPER_SHAPES
 from ddppm.data.datasets import accepted_options
 from ddppm.methods import available_methods
@@ -237,6 +238,11 @@ def check_config(config: dict[str, Any]) -> None:
                 else "partition.m"
             )
             raise ConfigError(f"network.topology: paper_ring needs {where} = 4 (got {m}); use topology: ring")
+        try:  # the mixing matrix is cheap: build it now, so an impossible topology fails the dry run
+            W = mixing_matrix(topology, m, seed=merged["network"]["seed"], edge_prob=merged["network"].get("edge_prob"))
+            validate_mixing_matrix(W, key="network")
+        except DDPPMError as exc:
+            raise ConfigError(f"{ds}: {exc}") from None
         for name in merged["montecarlo"]["methods"]:
             for tm in merged["methods"].get(name, {}).get("threat_models", []):
                 if tm not in merged["threat_models"]:
