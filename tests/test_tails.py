@@ -32,11 +32,13 @@ def test_monte_carlo_on_small_gaussians():
         A, B = rng.standard_normal((2, 2)), rng.standard_normal((2, 2))
         cov1, cov2 = A @ A.T + 0.5 * np.eye(2), B @ B.T + 0.5 * np.eye(2)
         mu1, mu2 = rng.standard_normal(2), rng.standard_normal(2)
+        P, Q = multivariate_normal(mu1, cov1), multivariate_normal(mu2, cov2)
         y = rng.multivariate_normal(mu1, cov1, size=200_000)
-        loss = multivariate_normal(mu1, cov1).logpdf(y) - multivariate_normal(mu2, cov2).logpdf(y)
+        y2 = rng.multivariate_normal(mu2, cov2, size=200_000)
+        loss_pq, loss_qp = P.logpdf(y) - Q.logpdf(y), Q.logpdf(y2) - P.logpdf(y2)
         for e, exact in zip(EPS[:3], gaussian_tail_delta(mu1, cov1, mu2, cov2, EPS[:3]), strict=True):
-            p = np.mean(np.abs(loss) > e)
-            se = np.sqrt(max(p * (1 - p), 1e-6) / loss.size)
+            p = max(np.mean(np.abs(loss_pq) > e), np.mean(np.abs(loss_qp) > e))  # both orders of the pair
+            se = np.sqrt(max(p * (1 - p), 1e-6) / y.shape[0])
             assert abs(exact - p) < 5 * se, (exact, p)
 
 
@@ -51,6 +53,13 @@ def test_exact_never_exceeds_chernoff():
         exact = gaussian_tail_delta(mu1, cov1, mu2, cov2, grid, "exact")
         chernoff = gaussian_tail_delta(mu1, cov1, mu2, cov2, grid, "chernoff")
         assert np.all(exact <= chernoff * (1 + 1e-9) + 1e-300)
+
+
+def test_both_orders_of_the_pair_count():
+    """δ is symmetric in the two laws: the reverse order can leak more than the forward one."""
+    a = gaussian_tail_delta([0.0], [[1.0]], [1.0], [[4.0]], EPS)
+    b = gaussian_tail_delta([1.0], [[4.0]], [0.0], [[1.0]], EPS)
+    np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
 def test_singular_laws_give_delta_one():

@@ -21,8 +21,8 @@ from ddppm.privacy.gaussian import (
     SupportBasis,
     check_gaussian,
     cov_factor,
-    deltas_from_pair,
     diagonalize,
+    log_delta_tail,
 )
 
 ACCOUNTINGS = ("chernoff", "exact")
@@ -39,30 +39,62 @@ class TailDeltas:
     hockey: np.ndarray
 
 
-def pair_tail_deltas(pair: GaussianPair, delta_mu: np.ndarray, eps: np.ndarray, accounting: str) -> TailDeltas:
-    """δ(ε) of a diagonalised pair for each realised mean difference (columns of ``delta_mu``)."""
-    eps = np.asarray(eps, float)
+def reversed_coordinates(beta: np.ndarray, w2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same pair seen from the other data set: whitened by ``Σ₂`` instead of ``Σ₁``.
+
+    With ``Σ₁ = I`` and ``Σ₂ = diag(γ)``, whitening by ``Σ₂`` gives ``Σ₂ = I``, ``Σ₁ = diag(1/γ)`` and mean
+    difference ``w/√γ``: so ``β' = 1/(1+β) − 1`` and ``w'² = w²/(1+β)``.
+    """
+    gamma = 1.0 + np.asarray(beta, float)
+    return 1.0 / gamma - 1.0, np.asarray(w2, float) / gamma[:, None]
+
+
+def _one_direction(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray, accounting: str) -> tuple[np.ndarray, ...]:
     if accounting == "chernoff":
-        t = deltas_from_pair(pair, delta_mu, eps)
-        return TailDeltas(t.delta, t.upper, t.lower, np.full(t.delta.shape, np.nan))
-    if accounting != "exact":
+        upper = np.exp(log_delta_tail(beta, w2, eps, +1))
+        lower = np.exp(log_delta_tail(beta, w2, eps, -1))
+        return upper, lower, np.full(upper.shape, np.nan)
+    tails = exact_tails(beta, w2, eps)
+    return tails.upper, tails.lower, tails.hockey_stick
+
+
+def pair_tail_deltas(pair: GaussianPair, delta_mu: np.ndarray, eps: np.ndarray, accounting: str) -> TailDeltas:
+    """δ(ε) of a diagonalised pair for each realised mean difference (columns of ``delta_mu``).
+
+    Adjacency is symmetric, so (ε, δ)-DP needs both orders of the pair: the loss of ``X`` against its
+    neighbour ``X'`` (``ℒ = ln p/q`` under P) and of ``X'`` against ``X`` (``ln q/p`` under Q). Each order
+    gives a two-sided δ = ``min(1, Pr(ℒ > ε) + Pr(ℒ < −ε))``; the reported δ is the larger, element by element,
+    with that order's tails and hockey-stick δ. (The paper's Theorem 2 bounds one order only.)
+    Undefined values (NaN) count as δ = 1: never understate δ.
+    """
+    eps = np.asarray(eps, float)
+    if accounting not in ACCOUNTINGS:
         raise ConfigError(f"threat_models.<name>.accounting: unknown {accounting!r}; use one of {ACCOUNTINGS}")
     w, outside = pair.coordinates(delta_mu)
     shape = (eps.size, w.shape[1])
     if pair.singular is not None:
         ones = np.ones(shape)
         return TailDeltas(ones, ones, ones, ones)
-    tails = exact_tails(pair.beta, w**2, eps)
-    upper, lower, hockey = tails.upper.copy(), tails.lower.copy(), tails.hockey_stick.copy()
-    for a in (upper, lower, hockey):
+    w2 = w**2
+    forward = _one_direction(pair.beta, w2, eps, accounting)
+    backward = _one_direction(*reversed_coordinates(pair.beta, w2), eps, accounting)
+    fixed = []
+    for upper, lower, hockey in (forward, backward):
+        upper, lower = np.nan_to_num(upper, nan=1.0), np.nan_to_num(lower, nan=1.0)
+        hockey = hockey if accounting == "chernoff" else np.nan_to_num(hockey, nan=1.0)
+        fixed.append((np.minimum(1.0, upper + lower), upper, lower, hockey))
+    take_back = fixed[1][0] > fixed[0][0]
+    delta, upper, lower, hockey = (np.where(take_back, b, f) for f, b in zip(fixed[0], fixed[1], strict=True))
+    for a in (delta, upper, lower, hockey):
         a[:, outside] = 1.0  # the mean difference leaves the support: the laws are mutually singular
-    return TailDeltas(np.minimum(1.0, upper + lower), upper, lower, hockey)
+    return TailDeltas(delta, upper, lower, hockey)
 
 
 def gaussian_tail_delta(
     mu1, cov1, mu2, cov2, eps, method: str = "exact", rtol: float = DEFAULT_RANK_RTOL
 ) -> np.ndarray:
-    """Two-sided δ(ε) = Pr(ℒ > ε) + Pr(ℒ < −ε) of ``P = N(mu1, cov1)`` against ``Q = N(mu2, cov2)``.
+    """Two-sided δ(ε) = Pr(ℒ > ε) + Pr(ℒ < −ε) of ``P = N(mu1, cov1)`` against ``Q = N(mu2, cov2)``, the larger
+    of the two orders (P against Q, and Q against P), as (ε, δ)-DP over a symmetric adjacency requires.
 
     ``method="exact"``: the true tails of the privacy loss, a generalised non-central χ², by saddle-point
     contour inversion of its characteristic function; ``method="chernoff"``: Theorem 2's bound on each tail.

@@ -84,6 +84,11 @@ class AccountantSettings:
             )
         if self.realisations < 1:
             raise ConfigError("methods.ddppm.privacy.realisations must be >= 1")
+        if self.rank_mode == "paper" and (self.accounting == "exact" or self.adjacency == "worst"):
+            raise ConfigError(
+                "methods.ddppm.privacy.rank_mode: 'paper' (eq. 42-43) projects the laws and can only understate "
+                "δ, which contradicts an exact or worst-case threat model; use rank_mode: support with it"
+            )
         if not 0 < self.rank_rtol < 1:
             raise ConfigError(f"methods.ddppm.privacy.rank_rtol must lie in (0, 1), got {self.rank_rtol!r}")
         if self.candidate_rows < 1:

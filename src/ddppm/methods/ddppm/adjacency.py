@@ -58,7 +58,7 @@ def moved(x: np.ndarray, direction: np.ndarray) -> np.ndarray:
 
 
 def _digest(v: np.ndarray) -> str:
-    return hashlib.sha1(np.round(np.asarray(v, float), 12).tobytes()).hexdigest()[:8]
+    return hashlib.sha1(np.round(np.asarray(v, float), 12).tobytes()).hexdigest()  # full: no collisions
 
 
 def largest_norm_rows(problem: DistributedProblem, agent: int, count: int) -> list[int]:

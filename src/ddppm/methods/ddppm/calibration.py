@@ -225,6 +225,9 @@ class Calibration:
         keys = {(int(r.agent), int(r.row), str(r.kind)) for r in top.itertuples()} | {
             (int(w["agent"]), int(w["row"]), str(w["kind"])) for w in searched.worst
         }
+        # and, per ε, the neighbour of the largest single realisation (for delta_statistic = max)
+        by_max = searched.pairs.loc[searched.pairs.groupby("eps")["delta_max"].idxmax()]
+        keys |= {(int(r.agent), int(r.row), str(r.kind)) for r in by_max.itertuples()}
         self.pool.update({k: searched.neighbours[k] for k in keys})
 
     def full(self, c: Candidate) -> DeltaResult:
@@ -243,6 +246,35 @@ class Calibration:
         if self.settings.adjacency == "worst":
             self._add_to_pool(self._search(c))
         return self.full(c)
+
+    def _recheck_with_final_pool(self, chosen: list[dict], table: pd.DataFrame) -> None:
+        """Later confirmations may have added neighbours: every choice's δ is recomputed with the final pool,
+        and a choice that now exceeds its limit is withdrawn (never published over budget)."""
+        if self.settings.adjacency != "worst":
+            return
+        for e_idx, row in enumerate(chosen):
+            if not row["met"]:
+                continue
+            res = self.full(_candidate(table.loc[row["pick_index"]]))
+            value = getattr(res, self.stat)[e_idx]
+            if value > row["delta_limit"]:
+                row.update(met=False, reason=f"δ {value:.3g} over the limit with neighbours found by later searches")
+                for key in ("alpha", "sigma_q", "schedule", "scale", "ratio", "T", "delta", "error_mean"):
+                    row.pop(key, None)
+            elif value > row["delta"]:
+                worst = res.worst[e_idx]
+                row.update(
+                    delta=res.delta[e_idx],
+                    delta_se=res.delta_se[e_idx],
+                    delta_max=res.delta_max[e_idx],
+                    delta_upper=res.delta_upper[e_idx],
+                    delta_hockey=res.delta_hockey[e_idx],
+                    worst_observer=worst["observer"],
+                    worst_agent=worst["agent"],
+                    worst_row=worst["row"],
+                    worst_kind=worst["kind"],
+                    worst_new_row=json.dumps(worst.get("new_row", [])),
+                )
 
     def screened(self, c: Candidate, pairs: list[PairKey]) -> np.ndarray:
         """Worst δ over ``pairs`` for every ε, evaluating only pairs not seen before for this candidate."""
@@ -349,6 +381,7 @@ class Calibration:
                 if verified >= grid.max_verifications:
                     break
             chosen.append(_chosen_row(table, e_idx, e, lim, pick, verified, n_ok, self.t_star, self.problem, self.stat))
+        self._recheck_with_final_pool(chosen, table)
         return CalibrationResult(
             chosen=pd.DataFrame(chosen),
             candidates=table,
@@ -429,6 +462,7 @@ def _chosen_row(
         return {**base, "met": False, "reason": reason}
     idx, res = pick
     row = table.loc[idx]
+    base["pick_index"] = idx
     worst = res.worst[e_idx]
     return {
         **base,

@@ -261,8 +261,14 @@ def delta_reference(
                     if pair.outside[r]:
                         continue
                     dmu = pair.delta_mu[:, r]
-                    upper[:, r] = np.exp(log_tail(pair.cov1, pair.cov2, dmu, eps, +1, grid_points))
-                    lower[:, r] = np.exp(log_tail(pair.cov1, pair.cov2, dmu, eps, -1, grid_points))
+                    # both orders of the adjacent pair (X against X', and X' against X); keep the larger δ
+                    up_f = np.exp(log_tail(pair.cov1, pair.cov2, dmu, eps, +1, grid_points))
+                    lo_f = np.exp(log_tail(pair.cov1, pair.cov2, dmu, eps, -1, grid_points))
+                    up_b = np.exp(log_tail(pair.cov2, pair.cov1, -dmu, eps, +1, grid_points))
+                    lo_b = np.exp(log_tail(pair.cov2, pair.cov1, -dmu, eps, -1, grid_points))
+                    back = np.minimum(1, up_b + lo_b) > np.minimum(1, up_f + lo_f)
+                    upper[:, r] = np.where(back, up_b, up_f)
+                    lower[:, r] = np.where(back, lo_b, lo_f)
             delta = np.minimum(1.0, upper + lower)
             per_real[key] = {"delta": delta, "upper": upper, "lower": lower}
             for e_idx, e in enumerate(eps):
