@@ -53,8 +53,12 @@ def test_outputs_exist_with_schema(tiny_run):
         for model in models:
             chosen, _ = read_parquet(res / "methods" / "ddppm" / ds / model / "calibration.parquet")
             assert list(chosen["eps"]) == [float(e) for e in config["epsilons"]]
-            assert {"alpha", "sigma_q", "schedule", "scale", "ratio", "T", "c", "t_star", "delta"} <= set(chosen)
-            assert {"delta_upper", "delta_limit", "error_mean", "error_std", "met"} <= set(chosen.columns)
+            assert {"c", "t_star", "delta_limit", "met", "reason"} <= set(chosen.columns)
+            if chosen["met"].any():  # parameter columns exist where some ε was feasible
+                assert {"alpha", "sigma_q", "schedule", "scale", "ratio", "T", "delta"} <= set(chosen)
+                assert {"delta_upper", "error_mean", "error_std", "worst_new_row"} <= set(chosen.columns)
+            else:
+                assert chosen["reason"].str.len().gt(0).all(), "an infeasible row says why"
             curve, _ = read_parquet(res / "methods" / "ddppm" / ds / model / "delta_vs_T.parquet")
             assert list(curve["T"]) == list(range(1, config["methods"]["ddppm"]["delta_curve"]["T_max"] + 1))
             assert np.all((curve["delta"] >= 0) & (curve["delta"] <= 1))
