@@ -50,12 +50,19 @@ def reversed_coordinates(beta: np.ndarray, w2: np.ndarray) -> tuple[np.ndarray, 
 
 
 def _one_direction(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray, accounting: str) -> tuple[np.ndarray, ...]:
+    upper = np.exp(log_delta_tail(beta, w2, eps, +1))
+    lower = np.exp(log_delta_tail(beta, w2, eps, -1))
     if accounting == "chernoff":
-        upper = np.exp(log_delta_tail(beta, w2, eps, +1))
-        lower = np.exp(log_delta_tail(beta, w2, eps, -1))
         return upper, lower, np.full(upper.shape, np.nan)
-    tails = exact_tails(beta, w2, eps)
-    return tails.upper, tails.lower, tails.hockey_stick
+    # The exact tail never exceeds the Chernoff bound; where the inversion fails numerically (NaN, e.g. at
+    # generalised eigenvalues spanning 20 decades) the bound stands in: still an upper bound, never 1 by
+    # accident.
+    with np.errstate(invalid="ignore"):
+        tails = exact_tails(beta, w2, eps)
+    exact_upper = np.where(np.isnan(tails.upper), upper, np.minimum(tails.upper, upper))
+    exact_lower = np.where(np.isnan(tails.lower), lower, np.minimum(tails.lower, lower))
+    hockey = np.where(np.isnan(tails.hockey_stick), exact_upper, np.minimum(tails.hockey_stick, exact_upper))
+    return exact_upper, exact_lower, hockey
 
 
 def pair_tail_deltas(pair: GaussianPair, delta_mu: np.ndarray, eps: np.ndarray, accounting: str) -> TailDeltas:
