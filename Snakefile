@@ -23,6 +23,12 @@ for method_rules in sorted(Path(workflow.basedir, "workflow/rules/methods").glob
         include: str(method_rules)
 
 
+# One rule file per other paper's experiment listed in `experiments` (its data, runs, figures and tables).
+for experiment in config["experiments"]:
+
+    include: f"workflow/rules/experiments/{experiment}.smk"
+
+
 report: "workflow/report/workflow.rst"
 
 

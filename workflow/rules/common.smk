@@ -15,8 +15,10 @@ CLOSED_FORM_METHODS = [m for m in METHODS if not get_method(m).calibrated]
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
 SCRIPTS = f"{workflow.basedir}/workflow/scripts"
-# Figures and tables a method's own rule file adds to the default target (workflow/rules/methods/*.smk).
+# Figures and tables a method's own rule file adds to the default target (workflow/rules/methods/*.smk),
+# and those of the other papers' experiments (workflow/rules/experiments/*.smk).
 METHOD_TARGETS = []
+EXPERIMENT_TARGETS = []
 
 
 wildcard_constraints:
@@ -72,4 +74,4 @@ def figure_targets():
 
 
 def all_targets():
-    return figure_targets() + METHOD_TARGETS + [f"{RESULTS}/tables/summary.csv"]
+    return figure_targets() + METHOD_TARGETS + EXPERIMENT_TARGETS + [f"{RESULTS}/tables/summary.csv"]

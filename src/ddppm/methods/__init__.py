@@ -1,9 +1,11 @@
 """The methods, one module or package each, and their registry (:mod:`ddppm.methods.base`)."""
 
 from ddppm.methods.base import (
+    DISTRIBUTED_PCA,
     NO_THREAT_MODEL,
     PARAM_COLUMNS,
     Method,
+    RegisteredMethod,
     available_methods,
     get_method,
     method_module,
@@ -12,9 +14,11 @@ from ddppm.methods.base import (
 )
 
 __all__ = [
+    "DISTRIBUTED_PCA",
     "NO_THREAT_MODEL",
     "PARAM_COLUMNS",
     "Method",
+    "RegisteredMethod",
     "available_methods",
     "get_method",
     "method_module",

@@ -12,6 +12,11 @@ with :func:`register`. The workflow, the tables and the figures learn the list o
 * its parameter table rows: one row per (ε, threat model) with at least :data:`PARAM_COLUMNS`.
 
 Adding a method is one module plus its config entry (and, for a calibrated method, one rule file).
+
+Methods of the other source papers solve other tasks (a private subspace of a PSD matrix, local-DP
+covariance PCA). They register in the same registry with their own ``task`` and their task's interface,
+a subclass of :class:`RegisteredMethod` in their package; :func:`available_methods` lists one task at a
+time (the journal task, ``"distributed_pca"``, by default).
 """
 
 from __future__ import annotations
@@ -36,16 +41,34 @@ no parameters met the limit), ``delta_limit`` the budget it was chosen for, ``th
 NO_THREAT_MODEL = "none"
 
 
-class Method(ABC):
-    """One private (or reference) PCA method, as the workflow sees it.
+DISTRIBUTED_PCA = "distributed_pca"
+"""The journal paper's task: the top principal direction of row-partitioned data (:class:`DistributedProblem`)."""
 
-    Subclasses set the class attributes and implement :meth:`choose_params` and :meth:`run_errors`.
+
+class RegisteredMethod(ABC):
+    """What every registered method has, whatever its task: a name, a legend entry and a task.
+
     Instances are cheap and stateless; the registry keeps one per name.
     """
 
     name: ClassVar[str]
     label: ClassVar[str]
     style: ClassVar[dict[str, Any]] = {}
+    task: ClassVar[str]
+    """The problem the method solves; each task has its own interface (a subclass of this class)."""
+
+    def plot_style(self) -> dict[str, Any]:
+        """Legend label and line style for the figures."""
+        return {"label": self.label, **self.style}
+
+
+class Method(RegisteredMethod):
+    """One private (or reference) PCA method of the journal task (``distributed_pca``), as the workflow sees it.
+
+    Subclasses set the class attributes and implement :meth:`choose_params` and :meth:`run_errors`.
+    """
+
+    task: ClassVar[str] = DISTRIBUTED_PCA
     config_schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False, "properties": {}}
     calibrated: ClassVar[bool] = False
     """True when the parameter table comes from the method's own rules (``workflow/rules/methods/``)."""
@@ -74,16 +97,12 @@ class Method(ABC):
         """What a run's seed derives from (with the run index): never the chunk layout."""
         return (dataset, self.name, float(eps)) if self.depends_on_eps else (dataset, self.name)
 
-    def plot_style(self) -> dict[str, Any]:
-        """Legend label and line style for the figures."""
-        return {"label": self.label, **self.style}
 
-
-_REGISTRY: dict[str, Method] = {}
+_REGISTRY: dict[str, RegisteredMethod] = {}
 _DISCOVERED = False
 
 
-def register(cls: type[Method]) -> type[Method]:
+def register(cls: type[RegisteredMethod]) -> type[RegisteredMethod]:
     """Class decorator: add a method to the registry under ``cls.name``."""
     name = cls.name
     if name in _REGISTRY and type(_REGISTRY[name]) is not cls:
@@ -105,15 +124,15 @@ def _discover() -> None:
     _DISCOVERED = True
 
 
-def available_methods() -> dict[str, Method]:
-    """Every registered method by name, in a stable order (registration order)."""
+def available_methods(task: str | None = DISTRIBUTED_PCA) -> dict[str, Any]:
+    """Every registered method of ``task`` (all tasks for ``None``) by name, in registration order."""
     _discover()
-    return dict(_REGISTRY)
+    return {name: m for name, m in _REGISTRY.items() if task is None or m.task == task}
 
 
-def get_method(name: str) -> Method:
-    """The registered method ``name``; a :class:`ConfigError` naming ``montecarlo.methods`` if unknown."""
-    methods = available_methods()
+def get_method(name: str) -> Any:
+    """The registered method ``name`` (any task); a :class:`ConfigError` naming ``montecarlo.methods`` if unknown."""
+    methods = available_methods(task=None)
     if name not in methods:
         raise ConfigError(f"montecarlo.methods: unknown method {name!r}; known methods are {sorted(methods)}")
     return methods[name]

@@ -22,6 +22,7 @@ from ddppm.core.io import config_hash
 from ddppm.core.network import mixing_matrix, validate_mixing_matrix
 from ddppm.data import PAPER_SHAPES
 from ddppm.data.datasets import accepted_options
+from ddppm.experiments import available_experiments
 from ddppm.methods import available_methods
 
 SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
@@ -40,6 +41,11 @@ def config_schema() -> dict[str, Any]:
     method_list = schema["definitions"]["montecarlo"]["properties"]["methods"]
     method_list["items"]["enum"] = list(available_methods())
     method_list["default"] = list(available_methods())
+    experiments = available_experiments()
+    schema["properties"]["experiments"]["items"]["enum"] = list(experiments) or [None]
+    schema["properties"]["experiments"]["default"] = list(experiments)
+    for name, section in experiments.items():
+        schema["properties"][name] = {**copy.deepcopy(section), "default": {}}
     return schema
 
 
