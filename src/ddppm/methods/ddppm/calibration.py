@@ -29,6 +29,7 @@ import pandas as pd
 
 from ddppm.core.errors import ConfigError, PrivacyError
 from ddppm.core.problem import DistributedProblem
+from ddppm.core.progress import LOGGER, Progress
 from ddppm.core.seeds import run_generators
 from ddppm.methods.ddppm.accountant import (
     AccountantSettings,
@@ -291,9 +292,16 @@ class Calibration:
     def assess(self, cands: list[Candidate], ids: list[int] | None = None) -> pd.DataFrame:
         """Screened δ (initial screen) and Monte-Carlo error of each candidate: one row per (candidate, ε)."""
         rows = []
+        stage = cands[0].stage if cands else "no"
+        progress = Progress(
+            f"{stage} candidates (δ: {len(self.initial_screen)} screened pairs, error of {self.z0.shape[0]} runs)",
+            len(cands),
+            "candidates",
+        )
         for cid, c in zip(range(len(cands)) if ids is None else ids, cands, strict=True):
             delta = self.screened(c, self.initial_screen)
             err = ddppm_errors(self.problem, c.params, self.z0, self.zp)
+            progress.step()
             for e_idx, e in enumerate(self.eps):
                 rows.append(
                     {
@@ -357,6 +365,7 @@ class Calibration:
         table["delta_full"] = np.nan
         screen = list(self.initial_screen)
         chosen = []
+        progress = Progress("choices verified", len(eps), "ε values")
         for e_idx, (e, lim) in enumerate(zip(eps, limits, strict=True)):
             order = table[np.isclose(table["eps"], e)].sort_values(["error_mean", "candidate"])
             pick, verified, n_ok = None, 0, 0
@@ -372,6 +381,18 @@ class Calibration:
                 res = self.confirm(cand)
                 verified += 1
                 value = getattr(res, self.stat)[e_idx]
+                LOGGER.info(
+                    "ε = %g: verification %d of candidate %d (T = %d): δ = %.3g against the limit %.3g over %d pairs, "
+                    "%.1f s elapsed",
+                    e,
+                    verified,
+                    int(row["candidate"]),
+                    cand.params.T,
+                    value,
+                    lim,
+                    _n_pairs(res),
+                    progress.elapsed,
+                )
                 table.loc[idx, "delta_full"] = value
                 if value <= lim:
                     pick = (idx, res)
@@ -381,6 +402,7 @@ class Calibration:
                 if verified >= grid.max_verifications:
                     break
             chosen.append(_chosen_row(table, e_idx, e, lim, pick, verified, n_ok, self.t_star, self.problem, self.stat))
+            progress.step(note=f"ε = {e:g}: {'met' if pick else 'NOT met'} (limit {lim:.3g}), {verified} verifications")
         self._recheck_with_final_pool(chosen, table)
         return CalibrationResult(
             chosen=pd.DataFrame(chosen),
@@ -424,6 +446,10 @@ def _dedupe(table: pd.DataFrame) -> pd.DataFrame:
 
 def _unique(neighbours: list) -> list:
     return list({n.key: n for n in neighbours}.values())
+
+
+def _n_pairs(res: DeltaResult) -> int:
+    return len(res.pairs[["observer", "agent", "row", "kind"]].drop_duplicates())
 
 
 def _pair_key(pair: tuple) -> PairKey:

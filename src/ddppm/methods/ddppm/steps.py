@@ -13,6 +13,7 @@ import pandas as pd
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
+from ddppm.core.progress import Progress
 from ddppm.core.seeds import run_generators
 from ddppm.data import LABELS
 from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
@@ -190,10 +191,18 @@ def delta_curve(
     T_max = int(curve_cfg["T_max"])
     z0, zp = draw_standard_normals(problem.n, T_max, rngs)
     rows = []
+    progress = Progress(
+        f"δ and error at ε = {eps:g} ({source} parameters, {runs} runs, "
+        f"{'worst neighbours of the calibration' if pool is not None else settings.adjacency + ' neighbours'})",
+        T_max,
+        "values of T",
+        every=0,
+    )
     for T in range(1, T_max + 1):
         params = DDPPMParams(alpha=base.alpha, sigma_q=base.sigma_q, schedule=base.schedule, T=T)
         res = evaluate_delta(problem, params, np.array([eps]), settings, neighbours=pool)
         err = ddppm_errors(problem, params, z0, zp)
+        progress.step(note=f"T = {T}: δ = {res.delta[0]:.3g}, mean error {err.mean():.3f}")
         bound = theorem3_bound(problem, params)
         rows.append(
             {
