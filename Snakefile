@@ -29,7 +29,11 @@ for experiment in config["experiments"]:
     include: f"workflow/rules/experiments/{experiment}.smk"
 
 
-report: "workflow/report/workflow.rst"
+include: "workflow/rules/report.smk"
+
+
+# The landing page states this run's findings once rule report_landing has written it; before that, a static page.
+report: str(Path(REPORT_LANDING).resolve()) if Path(REPORT_LANDING).exists() else "workflow/report/workflow.rst"
 
 
 rule all:

@@ -1,4 +1,4 @@
-"""Benchmark: vectorised Monte Carlo of D-DP-PM vs a Python loop over runs (spec §4).
+"""Benchmark: vectorised Monte Carlo of D-DP-PM vs a Python loop over runs (docs/method.md §4).
 
 R runs of D-DP-PM on Diabetes (normalised, 4 agents, paper ring, c = 20, T = 10, Corollary-1 parameters):
 

@@ -1,4 +1,4 @@
-"""Tests of ddppm.privacy.gaussian: Rényi divergence of Gaussians, the privacy-loss CGF and the δ tails (spec §6.3–6.6).
+"""Tests of ddppm.privacy.gaussian: Rényi divergences, the privacy-loss CGF and the δ tails (docs/method.md §6).
 
 Every value is checked against something computed another way: closed forms, numerical integration, a
 Monte Carlo of the privacy loss, or a brute-force minimisation.

@@ -19,6 +19,14 @@ SCRIPTS = f"{workflow.basedir}/workflow/scripts"
 # and those of the other papers' experiments (workflow/rules/experiments/*.smk).
 METHOD_TARGETS = []
 EXPERIMENT_TARGETS = []
+# Parquet outputs whose provenance the report lists (method and experiment rule files add theirs), and the
+# findings files of the experiments (a title line, then one sentence per line) for the report's landing page.
+PROVENANCE_INPUTS = [f"{RESULTS}/tables/errors_{ds}.parquet" for ds in DATASETS] + [
+    f"{RESULTS}/params/{ds}/{m}.parquet" for ds in DATASETS for m in METHODS
+]
+FINDINGS_INPUTS = []
+# The report's landing page, written by rule report_landing from this run's tables (workflow/rules/report.smk).
+REPORT_LANDING = f"{RESULTS}/report/landing.rst"
 
 
 wildcard_constraints:
@@ -74,4 +82,6 @@ def figure_targets():
 
 
 def all_targets():
-    return figure_targets() + METHOD_TARGETS + EXPERIMENT_TARGETS + [f"{RESULTS}/tables/summary.csv"]
+    report_files = [REPORT_LANDING, f"{RESULTS}/report/provenance.html"]
+    report_files += [f"{RESULTS}/tables/summary_{ds}.html" for ds in DATASETS]
+    return figure_targets() + METHOD_TARGETS + EXPERIMENT_TARGETS + [f"{RESULTS}/tables/summary.csv"] + report_files

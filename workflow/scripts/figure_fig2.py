@@ -25,5 +25,5 @@ fig = (
     if snakemake.rule == "figure_fig2_panel"
     else fig2_grid(panels)
 )
-save_figure(fig, snakemake.output.png, snakemake.output.pdf)
+save_figure(fig, snakemake.output.png, snakemake.output.pdf, config_hash=snakemake.params.cfg["config_hash"])
 log.info("wrote %s", snakemake.output.png)

@@ -7,12 +7,24 @@ from ddppm.data import LABELS
 from ddppm.pipeline.steps import setup_logging
 from ddppm.plotting import fig3, save_figure
 
-setup_logging(snakemake.log[0])
+log = setup_logging(snakemake.log[0])
 curves = pd.concat([read_parquet(path)[0] for path in snakemake.input.curves], ignore_index=True)
 if "label" not in curves:  # tables written before labels were stored
     curves["label"] = curves["dataset"].map(lambda ds: LABELS.get(ds, ds))
 exact = any(
     read_parquet(path)[1].get("threat_model", {}).get("accounting") == "exact" for path in snakemake.input.curves
 )
+log.info(
+    "Fig. 3 (%s): %d data sets, T = 1..%d, parameters: %s",
+    snakemake.wildcards.threat_model,
+    curves["dataset"].nunique(),
+    int(curves["T"].max()),
+    dict(curves.groupby("dataset")["params_source"].first()) if "params_source" in curves else "calibrated",
+)
 label = "exact upper tail Pr(ℒ > ε)" if exact else "upper-tail δ⁺ of Theorem 2"
-save_figure(fig3(curves, upper_label=label), snakemake.output.png, snakemake.output.pdf)
+save_figure(
+    fig3(curves, upper_label=label),
+    snakemake.output.png,
+    snakemake.output.pdf,
+    config_hash=snakemake.params.cfg["config_hash"],
+)

@@ -1,4 +1,4 @@
-"""Rule partition: row → agent table and the mixing matrix (spec §3)."""
+"""Rule partition: row → agent table and the mixing matrix (docs/method.md §3)."""
 
 from ddppm.core.io import read_parquet, write_parquet
 from ddppm.pipeline.steps import partition_and_network, setup_logging

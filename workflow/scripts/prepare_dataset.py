@@ -1,4 +1,4 @@
-"""Rule prepare_dataset: load and normalise one dataset (spec §2)."""
+"""Rule prepare_dataset: load and normalise one dataset (docs/method.md §2)."""
 
 from ddppm.core.io import write_parquet
 from ddppm.pipeline.steps import prepare_dataset, setup_logging

@@ -1,4 +1,4 @@
-"""Row partitions: which agent holds which rows of X (paper eq. 1, spec §3)."""
+"""Row partitions: which agent holds which rows of X (paper eq. 1, docs/method.md §3)."""
 
 from __future__ import annotations
 

@@ -137,3 +137,10 @@ def environment() -> dict[str, str | None]:
     for dist in ("ddppm", "numpy", "scipy", "pandas", "snakemake"):
         out[dist] = _version(dist) if importlib.util.find_spec(dist.replace("-", "_")) else None
     return out
+
+
+def provenance_note(config_hash: str) -> str:
+    """One line naming what made an output: ``config <hash> · git <commit> · ddppm <version>``."""
+    env = environment()
+    commit = (env.get("git_commit") or "unknown")[:10]
+    return f"config {config_hash} · git {commit} · ddppm {env.get('ddppm') or 'unknown'}"

@@ -1,4 +1,4 @@
-r"""Data sets and their preparation (spec §2).
+r"""Data sets and their preparation (docs/method.md §2).
 
 A data set is a real matrix :math:`X \in \mathbb{R}^{n \times d}` whose rows are data points; the rows
 are later split among agents and the target is the top left singular vector of :math:`X`.
@@ -304,7 +304,7 @@ def _validate_matrix(X: np.ndarray, key: str) -> np.ndarray:
 
 
 def normalize(X: np.ndarray, method: str = "standardize") -> tuple[np.ndarray, dict[str, Any]]:
-    r"""Bring every row into the unit ball (spec §2; the paper: "every point within or on the unit ball").
+    r"""Bring every row into the unit ball (docs/method.md §2; the paper: "every point within or on the unit ball").
 
     ``"standardize"`` (default)
         :math:`\tilde x_{rj} = (x_{rj} - \mu_j) / \sigma_j` (population std; columns with

@@ -36,7 +36,9 @@ def config_schema() -> dict[str, Any]:
     schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
     methods = schema["properties"]["methods"]
     for name, method in available_methods().items():
-        methods["properties"][name] = {**copy.deepcopy(method.config_schema), "default": {}}
+        about = {"description": f"settings of method `{name}` ({method.label})"}
+        section = {**about, **copy.deepcopy(method.config_schema)}
+        methods["properties"][name] = {**section, "default": {}}
     methods["additionalProperties"] = False
     method_list = schema["definitions"]["montecarlo"]["properties"]["methods"]
     method_list["items"]["enum"] = list(available_methods())
@@ -45,7 +47,8 @@ def config_schema() -> dict[str, Any]:
     schema["properties"]["experiments"]["items"]["enum"] = list(experiments) or [None]
     schema["properties"]["experiments"]["default"] = list(experiments)
     for name, section in experiments.items():
-        schema["properties"][name] = {**copy.deepcopy(section), "default": {}}
+        schema["properties"][name] = {"description": f"settings of experiment `{name}`", **copy.deepcopy(section)}
+        schema["properties"][name]["default"] = {}
     return schema
 
 

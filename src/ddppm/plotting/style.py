@@ -188,17 +188,32 @@ def _legend_below(fig: Figure, handles: dict) -> None:
         )
 
 
-def save_figure(fig: Figure, png_path: str | PathLike[str], pdf_path: str | PathLike[str], dpi: int = 150) -> None:
+def save_figure(
+    fig: Figure,
+    png_path: str | PathLike[str],
+    pdf_path: str | PathLike[str],
+    dpi: int = 150,
+    config_hash: str | None = None,
+) -> None:
     """Write ``fig`` as PNG and PDF, each atomically (temporary file in the target directory, then rename).
 
-    The figure is closed afterwards (released from :mod:`matplotlib.pyplot` if it is registered there).
+    With ``config_hash`` (the hash of the config the figure's job read), the figure carries its provenance:
+    a footer line ``config <hash> · git <commit> · ddppm <version>`` and the same text in the files'
+    metadata. The figure is closed afterwards (released from :mod:`matplotlib.pyplot` if registered there).
     """
+    metadata: dict[str, str] = {}
+    if config_hash is not None:
+        from ddppm.core.provenance import provenance_note
+
+        note = provenance_note(config_hash)
+        fig.text(0.995, 0.003, note, ha="right", va="bottom", fontsize=6, color="#888888")
+        metadata = {"Description": note}
     try:
         with mpl.rc_context(_RC):
             with atomic_write(png_path) as tmp:
-                fig.savefig(tmp, format="png", dpi=dpi)
+                fig.savefig(tmp, format="png", dpi=dpi, metadata=metadata or None)
             with atomic_write(pdf_path) as tmp:
-                fig.savefig(tmp, format="pdf")
+                fig.savefig(tmp, format="pdf", metadata={"Subject": metadata["Description"]} if metadata else None)
     finally:
         plt = sys.modules.get("matplotlib.pyplot")
         if plt is not None:

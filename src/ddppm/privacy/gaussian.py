@@ -1,4 +1,4 @@
-"""Rényi divergence of Gaussians, the privacy-loss CGF and δ(ε) for both tails (spec §6.3–6.6).
+"""Rényi divergence of Gaussians, the privacy-loss CGF and δ(ε) for both tails (docs/method.md §6.3–6.6).
 
 For ``P = N(μ₁, Σ₁)`` (data X) and ``Q = N(μ₂, Σ₂)`` (adjacent data X') the privacy loss
 ``ℒ = ln p(y)/q(y)``, ``y ~ P``, has cumulant generating function (Gil 2011; paper eq. 33–34)
@@ -34,7 +34,7 @@ _GOLDEN_STEPS = 40
 class SupportBasis:
     """The range of ``Σ₁ = F₁F₁ᵀ`` from an SVD of its factor, ``F₁ = V S Yᵀ``, and its null space ``V0``.
 
-    Directions with eigenvalue ``s_k² ≤ rtol · λ_max`` count as zero (spec §6.6, ``rank_rtol``). Working
+    Directions with eigenvalue ``s_k² ≤ rtol · λ_max`` count as zero (docs/method.md §6.6, ``rank_rtol``). Working
     with the factor resolves eigenvalues down to ``~eps² λ_max`` instead of ``~eps λ_max``: the release
     covariances span more than twelve decades (the signal grows with α while the noise shrinks).
     """

@@ -46,7 +46,7 @@ rule ddppm_calibrate_chunk:
 
 
 rule ddppm_calibrate:
-    """D-DP-PM: fine stage and confirmation of the calibration under one threat model (spec §7)."""
+    """D-DP-PM: fine stage and confirmation of the calibration under one threat model (docs/method.md §7)."""
     input:
         **problem_files(),
         coarse=lambda wc: expand(
@@ -166,6 +166,12 @@ rule fig3:
 
 
 METHOD_TARGETS.extend(DDPPM_FIG3 + DDPPM_FRONTIER)
+PROVENANCE_INPUTS.extend(
+    f"{RESULTS}/methods/ddppm/{ds}/{tm}/{name}.parquet"
+    for ds in DATASETS
+    for tm in DDPPM_THREAT_MODELS(ds)
+    for name in ("calibration", "delta_vs_T")
+)
 
 
 localrules:

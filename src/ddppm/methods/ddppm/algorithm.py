@@ -1,6 +1,6 @@
 """D-DP-PM (Algorithm 1 of the journal paper), its network form, references and Monte Carlo.
 
-Notation follows ``../shared/papers/000`` (the journal version): ``q^(t) = αΞ q^(t-1) + p^(t)`` with
+Notation follows the journal D-DP-PM paper (README, Papers): ``q^(t) = αΞ q^(t-1) + p^(t)`` with
 ``Ξ = D(X) (m (W^c ⊗ I_d)) Dᵀ(X)`` (eq. 13, 16–18). Monte Carlo runs are the columns of an ``n × R``
 matrix so every iteration is one matrix product for all runs.
 """
@@ -226,7 +226,7 @@ def ddppm_deflation(
 
     After component ``l`` every agent knows the shared, normalised ``q_l`` and its own consensus estimate
     ``ẑ_i = m Σ_j (W^c)_ij X_jᵀ q_{l,j}`` of ``Xᵀ q_l``, and deflates ``X_i ← X_i − q_{l,i} ẑ_iᵀ``.
-    Privacy composes over the r components (spec §6.9).
+    Privacy composes over the r components (docs/method.md §6.9).
     """
     current = problem
     columns = []

@@ -1,4 +1,4 @@
-"""Parameter calibration of D-DP-PM (paper §IV-B, spec §7).
+"""Parameter calibration of D-DP-PM (paper §IV-B, docs/method.md §7).
 
 δ and the error depend on (α, σ_q, σ_p) only through the effective noise ``η_t = σ_p(t)/(σ_q α^t)``, so
 α and σ_q stay at Corollary 1's values (``α = 1/sqrt(μ₁μ₂)``, ``σ_q = 1/√n``) and the search runs over the
@@ -424,7 +424,7 @@ def calibrate(
     settings: AccountantSettings | None = None,
     seed: int = 0,
 ) -> CalibrationResult:
-    """Choose, per ε, the least-error parameters whose confirmed δ(ε) is at most the δ limit (spec §7)."""
+    """Choose, per ε, the least-error parameters whose confirmed δ(ε) is at most the δ limit (docs/method.md §7)."""
     run = Calibration(problem, eps, delta_limits, grid, settings, seed)
     return run.finish(run.coarse_rows())
 

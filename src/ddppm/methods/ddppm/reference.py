@@ -1,4 +1,4 @@
-"""An independent, deliberately straightforward δ reference for the accountant (spec §6).
+"""An independent, deliberately straightforward δ reference for the accountant (docs/method.md §6).
 
 :func:`delta_reference` evaluates exactly what :func:`ddppm.accountant.evaluate_delta` evaluates (the same
 observers, adjacent candidates and own-randomness realisations) by the textbook route, sharing none of the

@@ -1,6 +1,6 @@
 r"""Convergence theory of D-DP-PM: the covariance of ``q^(T)`` and Theorem 3 of the journal paper.
 
-Notation follows ``shared/papers/000`` (journal version), §III-C and Appendix C. The unnormalised final
+Notation follows the journal D-DP-PM paper (README, Papers), §III-C and Appendix C. The unnormalised final
 iterate of Algorithm 1 is (eq. 18, 58)
 
 .. math::

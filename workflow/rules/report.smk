@@ -1,0 +1,84 @@
+# What the HTML report shows besides the figures: the landing page with the findings, the tables as HTML, and
+# the provenance of every table. `snakemake --report report.html` uses results/report/landing.rst once it exists.
+
+# PROVENANCE_INPUTS and FINDINGS_INPUTS (common.smk) are completed by the method and experiment rule files.
+
+
+rule summary_table_html:
+    """One data set's rows of the summary table as an HTML page (viewable in the report)."""
+    input:
+        f"{RESULTS}/tables/errors_{{dataset}}.parquet",
+    output:
+        report(
+            f"{RESULTS}/tables/summary_{{dataset}}.html",
+            caption="../report/summary_dataset.rst",
+            category="Tables",
+            subcategory="Fig. 2 summary per data set",
+            labels={"data set": "{dataset}", "table": "summary"},
+        ),
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("summary_table_html.py", methods="all"),
+    log:
+        f"{LOGS}/tables/summary_{{dataset}}_html.log",
+    conda:
+        "../envs/ddppm.yaml"
+    script:
+        "../scripts/summary_table_html.py"
+
+
+rule provenance_table:
+    """Provenance of every table: config hash, git commit and versions, as CSV and HTML."""
+    input:
+        lambda wc: PROVENANCE_INPUTS,
+    output:
+        csv=f"{RESULTS}/report/provenance.csv",
+        html=report(
+            f"{RESULTS}/report/provenance.html",
+            caption="../report/provenance.rst",
+            category="Tables",
+            subcategory="Provenance",
+            labels={"table": "provenance"},
+        ),
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("provenance_table.py"),
+    log:
+        f"{LOGS}/report/provenance.log",
+    conda:
+        "../envs/ddppm.yaml"
+    script:
+        "../scripts/provenance_table.py"
+
+
+rule report_landing:
+    """The report's landing page: the findings in sentences with numbers, computed from this run's tables."""
+    input:
+        summary=f"{RESULTS}/tables/summary.csv",
+        provenance=f"{RESULTS}/report/provenance.csv",
+        findings=lambda wc: FINDINGS_INPUTS,
+    output:
+        f"{RESULTS}/report/landing.rst",
+    params:
+        cfg=global_params("datasets", "threat_models", "montecarlo", "experiments"),
+        code=code_of("report_landing.py", methods="all"),
+    log:
+        f"{LOGS}/report/landing.log",
+    conda:
+        "../envs/ddppm.yaml"
+    script:
+        "../scripts/report_landing.py"
+
+
+rule report_inputs:
+    """Everything the HTML report shows (then: snakemake --report report.html)."""
+    input:
+        f"{RESULTS}/report/landing.rst",
+        f"{RESULTS}/report/provenance.html",
+        expand(f"{RESULTS}/tables/summary_{{dataset}}.html", dataset=DATASETS),
+
+
+localrules:
+    summary_table_html,
+    provenance_table,
+    report_landing,
