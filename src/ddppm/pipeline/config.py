@@ -22,7 +22,7 @@ from ddppm.core.io import config_hash
 from ddppm.core.network import mixing_matrix, validate_mixing_matrix
 from ddppm.data import PAPER_SHAPES
 from ddppm.data.datasets import accepted_options
-from ddppm.experiments import available_experiments
+from ddppm.experiments import available_experiments, experiment_module
 from ddppm.methods import available_methods
 
 SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
@@ -202,8 +202,21 @@ def job_params(
     return chosen
 
 
+def check_experiments(config: dict[str, Any]) -> None:
+    """Each listed experiment's own cross-key checks: ``check_config(section)`` in ``ddppm.experiments.<name>``,
+    if it defines one (it raises :class:`ConfigError` naming the key ``<name>.<key>``)."""
+    import importlib
+
+    for name in config.get("experiments", []):
+        module = importlib.import_module(experiment_module(name))
+        check = getattr(module, "check_config", None)
+        if check is not None:
+            check(config[name])
+
+
 def check_config(config: dict[str, Any]) -> None:
     """Cross-key checks the JSON schema cannot express. Raises :class:`ConfigError` naming the key."""
+    check_experiments(config)
     n_eps = len(config["epsilons"])
     labels = [eps_label(e) for e in config["epsilons"]]
     if len(set(labels)) != len(labels):
