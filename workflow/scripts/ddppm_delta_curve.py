@@ -23,6 +23,7 @@ curve, meta = delta_curve(
     wc.dataset,
     int(options["delta_curve"]["seed"]),
     cal_meta["neighbours"] if model["adjacency"] == "worst" else None,
+    cal_meta.get("screen_pairs"),
 )
 meta["config_hash"] = cfg["config_hash"]
 log.info(

@@ -142,13 +142,19 @@ def chosen_row(table: pd.DataFrame, eps: float) -> pd.Series:
     return rows.iloc[0]
 
 
-def _worst_of_calibration(calibration: pd.DataFrame, neighbours: dict) -> list:
-    """The calibration's per-ε worst neighbours, from its pool (the whole pool if none was recorded)."""
+def _worst_of_calibration(calibration: pd.DataFrame, neighbours: dict, screen: list | None = None) -> list:
+    """The calibration's per-ε worst neighbours, from its pool.
+
+    Where no ε met its limit none was recorded: then the neighbours of the calibration's screen (the pairs
+    that leaked most over its search, ``screen``), and the whole pool only if there is no screen either.
+    """
     pool = {n.key: n for n in neighbours_from_table(pd.DataFrame(neighbours))}
     keys = set()
     if "worst_agent" in calibration:
         for _, row in calibration[calibration["met"].astype(bool)].iterrows():
             keys.add((int(row["worst_agent"]), int(row["worst_row"]), str(row["worst_kind"])))
+    if not keys and screen:
+        keys = {(int(agent), int(row), str(kind)) for _, agent, row, kind in screen}
     chosen = [pool[k] for k in sorted(keys) if k in pool]
     return chosen or list(pool.values())
 
@@ -164,11 +170,13 @@ def delta_curve(
     dataset: str,
     seed: int,
     neighbours: dict | None = None,
+    screen: list | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """δ(ε) and the error for T = 1..T_max with the other calibrated parameters fixed (paper Fig. 3).
 
     If no candidate met the limit at this ε, the least-δ candidate is used and the table says so.
-    ``neighbours`` (the calibration's ``meta["neighbours"]``) replaces the neighbour search at every T.
+    ``neighbours`` (the calibration's ``meta["neighbours"]``) replaces the neighbour search at every T; where
+    nothing met the limit, ``screen`` (its ``meta["screen_pairs"]``) narrows it to the most-leaking pairs.
     """
     from ddppm.methods.ddppm.theory import theorem3_bound
 
@@ -185,7 +193,7 @@ def delta_curve(
     # Under the worst-case adjacency, δ at every T uses the neighbours that were worst in the calibration
     # (at some ε), taken from its search pool: searching again at each T would multiply the cost (the
     # curve's caption says so).
-    pool = _worst_of_calibration(calibration, neighbours) if neighbours is not None else None
+    pool = _worst_of_calibration(calibration, neighbours, screen) if neighbours is not None else None
     runs = int(curve_cfg["runs"])
     rngs = run_generators(seed, (dataset, "delta_curve"), range(runs))
     T_max = int(curve_cfg["T_max"])
@@ -232,6 +240,6 @@ def delta_curve(
         "scale": base.schedule.scale,
         "ratio": base.schedule.ratio,
         "threat_model": model,
-        "neighbours": "calibration's search pool" if pool is not None else settings.adjacency,
+        "neighbours": f"{len(pool)} worst neighbours of the calibration" if pool is not None else settings.adjacency,
     }
     return pd.DataFrame(rows), meta
