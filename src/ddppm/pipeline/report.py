@@ -154,6 +154,13 @@ def rst_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _short_commit(commit: str | None) -> str | None:
+    """First 12 hex digits, keeping the ``+dirty`` mark of uncommitted changes."""
+    if not commit:
+        return None
+    return commit[:12] + ("+dirty" if commit.endswith("+dirty") else "")
+
+
 def provenance_table(paths: Iterable[str | Path], root: str | Path = ".") -> pd.DataFrame:
     """One row per Parquet output: its path, the ``config_hash`` of the config it was made from, the git
     commit and package versions that made it (from its metadata, :func:`ddppm.core.io.write_parquet`)."""
@@ -165,7 +172,7 @@ def provenance_table(paths: Iterable[str | Path], root: str | Path = ".") -> pd.
             {
                 "file": str(Path(path).relative_to(root)) if Path(path).is_relative_to(root) else str(path),
                 "config_hash": meta.get("config_hash"),
-                "git_commit": (prov.get("git_commit") or "")[:12] or None,
+                "git_commit": _short_commit(prov.get("git_commit")),
                 "ddppm": prov.get("ddppm"),
                 "numpy": prov.get("numpy"),
                 "scipy": prov.get("scipy"),
