@@ -1,0 +1,155 @@
+# Local-DP PCA (Wang & Xu, Theoretical Computer Science 2020): the synthetic Figs. 3 and 4. One job per panel
+# (ldppca.<figure>.panels), one summary and one figure per figure, one table and findings file for the report.
+from ddppm.experiments.ldppca import FIGURES as LDPPCA_FIGURES
+from ddppm.experiments.ldppca import check_config as ldppca_check_config
+from ddppm.experiments.ldppca import panel_config as ldppca_panel_config
+from ddppm.experiments.ldppca import section_params as ldppca_section_params
+
+ldppca_check_config(config["ldppca"])
+
+LDPPCA = f"{RESULTS}/ldppca"
+LDPPCA_PANELS = {fig: range(len(config["ldppca"][fig]["panels"])) for fig in LDPPCA_FIGURES}
+LDPPCA_FIGURE_FILES = {fig: [f"{RESULTS}/figures/ldppca_{fig}.{ext}" for ext in ("png", "pdf")] for fig in LDPPCA_FIGURES}
+
+
+rule ldppca_panel:
+    """Local-DP PCA: every run of one panel of one figure (all k/s rows, σ calibrations and methods)."""
+    output:
+        f"{LDPPCA}/{{ldppca_figure}}/runs~panel{{ldppca_panel}}.parquet",
+    wildcard_constraints:
+        ldppca_figure="|".join(LDPPCA_FIGURES),
+        ldppca_panel=r"[0-9]+",
+    params:
+        cfg=lambda wc: ldppca_panel_config(config["ldppca"], wc.ldppca_figure, int(wc.ldppca_panel)),
+        code=code_of("ldppca_panel.py"),
+    log:
+        f"{LOGS}/ldppca/{{ldppca_figure}}/panel{{ldppca_panel}}.log",
+    benchmark:
+        f"{BENCH}/ldppca/{{ldppca_figure}}/panel{{ldppca_panel}}.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ldppca_panel.py"
+
+
+rule ldppca_summary:
+    """Local-DP PCA: a figure's points (mean error, band, chance level) and the fitted theory rates."""
+    input:
+        lambda wc: expand(
+            f"{LDPPCA}/{{fig}}/runs~panel{{i}}.parquet", fig=wc.ldppca_figure, i=LDPPCA_PANELS[wc.ldppca_figure]
+        ),
+    output:
+        summary=f"{LDPPCA}/{{ldppca_figure}}/summary.parquet",
+        fits=f"{LDPPCA}/{{ldppca_figure}}/theory_fit.parquet",
+    wildcard_constraints:
+        ldppca_figure="|".join(LDPPCA_FIGURES),
+    params:
+        cfg=lambda wc: ldppca_section_params(config["ldppca"], ("spike", "fit", wc.ldppca_figure)),
+        code=code_of("ldppca_summary.py"),
+    log:
+        f"{LOGS}/ldppca/{{ldppca_figure}}/summary.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ldppca_summary.py"
+
+
+rule ldppca_figure:
+    """Local-DP PCA: one figure (error against n, p and ε per row of k/s, chance level, fitted rates)."""
+    input:
+        summary=f"{LDPPCA}/{{ldppca_figure}}/summary.parquet",
+        fits=f"{LDPPCA}/{{ldppca_figure}}/theory_fit.parquet",
+    output:
+        png=report(
+            f"{RESULTS}/figures/ldppca_{{ldppca_figure}}.png",
+            caption="../../report/ldppca_figure.rst",
+            category="Local-DP PCA (Wang & Xu)",
+            labels={"figure": "{ldppca_figure}"},
+        ),
+        pdf=f"{RESULTS}/figures/ldppca_{{ldppca_figure}}.pdf",
+    wildcard_constraints:
+        ldppca_figure="|".join(LDPPCA_FIGURES),
+    params:
+        cfg=lambda wc: ldppca_section_params(config["ldppca"], ("delta", "sigma_modes", "methods", wc.ldppca_figure)),
+        code=code_of("ldppca_figure.py"),
+    log:
+        f"{LOGS}/ldppca/{{ldppca_figure}}/figure.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ldppca_figure.py"
+
+
+rule ldppca_table:
+    """Local-DP PCA: both figures' points as one table (Parquet, and CSV for the report) and the findings."""
+    input:
+        summaries=expand(f"{LDPPCA}/{{fig}}/summary.parquet", fig=LDPPCA_FIGURES),
+        fits=expand(f"{LDPPCA}/{{fig}}/theory_fit.parquet", fig=LDPPCA_FIGURES),
+    output:
+        parquet=f"{LDPPCA}/summary.parquet",
+        csv=report(
+            f"{LDPPCA}/summary.csv",
+            caption="../../report/ldppca_table.rst",
+            category="Local-DP PCA (Wang & Xu)",
+            labels={"table": "summary"},
+        ),
+        fits=f"{LDPPCA}/theory_fit.csv",
+        findings=f"{LDPPCA}/findings.txt",
+    params:
+        cfg=global_params("ldppca.delta", "ldppca.sigma_modes"),
+        code=code_of("ldppca_table.py"),
+    log:
+        f"{LOGS}/ldppca/table.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ldppca_table.py"
+
+
+rule ldppca_fig3:
+    """Wang & Xu Fig. 3: Algorithm 1 on the low-dimensional model, error against n, p and ε for each k."""
+    input:
+        LDPPCA_FIGURE_FILES["fig3"],
+
+
+rule ldppca_fig4:
+    """Wang & Xu Fig. 4: Algorithm 2 (and 1) on the sparse model, p = 400, error against n, p and ε for each s."""
+    input:
+        LDPPCA_FIGURE_FILES["fig4"],
+
+
+rule ldppca:
+    """Every output of the local-DP PCA experiment."""
+    input:
+        LDPPCA_FIGURE_FILES["fig3"],
+        LDPPCA_FIGURE_FILES["fig4"],
+        f"{LDPPCA}/summary.csv",
+        f"{LDPPCA}/findings.txt",
+
+
+EXPERIMENT_TARGETS.extend(
+    LDPPCA_FIGURE_FILES["fig3"] + LDPPCA_FIGURE_FILES["fig4"] + [f"{LDPPCA}/summary.csv", f"{LDPPCA}/findings.txt"]
+)
+PROVENANCE_INPUTS.extend([f"{LDPPCA}/{fig}/summary.parquet" for fig in LDPPCA_FIGURES] + [f"{LDPPCA}/summary.parquet"])
+FINDINGS_INPUTS.append(f"{LDPPCA}/findings.txt")
+
+
+localrules:
+    ldppca_summary,
+    ldppca_figure,
+    ldppca_table,
+    ldppca_fig3,
+    ldppca_fig4,
+    ldppca,
