@@ -483,7 +483,8 @@ def test_run_method_records_every_run_and_reaches_the_noise_free_floor():
     summary = experiment.summarise(runs, section["bootstrap"])
     assert summary["runs"].tolist() == [3, 3] and (summary["error_lo"] <= summary["error_hi"]).all()
     lines = experiment.findings(summary, pd.DataFrame(columns=["method"]), "title")
-    assert lines[0] == "title" and lines[-1].startswith("The σ used does not give the target ε")
+    assert lines[0].startswith("Private randomized power methods") and lines[1] == "Setting: title."
+    assert lines[-1].startswith("The σ used does not give the target ε")
 
 
 def test_sensitivity_ratio_table_and_figures():

@@ -50,7 +50,8 @@ def test_fig1_tables_hold_every_method_and_the_accounting(ppm_run):
     other, _ = read_parquet(results / "ppm" / "runs" / "fedpower.parquet")
     np.testing.assert_array_equal(np.sort(runs["init_seed"].unique()), np.sort(other["init_seed"].unique()))
     lines = (results / "ppm" / "tables" / "findings.txt").read_text().splitlines()
-    assert lines[0].startswith("Synthetic implicit feedback: 500 users") and len(lines) >= 5
+    assert lines[0].startswith("Private randomized power methods") and len(lines) >= 6
+    assert lines[1].startswith("Setting: Synthetic implicit feedback: 500 users")
     for name in ("fig1", "fig2"):
         for ext in ("png", "pdf"):
             assert (results / "ppm" / "figures" / f"{name}.{ext}").stat().st_size > 10_000

@@ -357,7 +357,10 @@ def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str) -> list[st
     """The claims of their §6.1 checked on this run's tables, as a title line and sentences with numbers (the
     experiment's section of the report's landing page)."""
     curve = {m: g.set_index("eps").sort_index() for m, g in summary.groupby("method")}
-    lines = [title]
+    lines = [
+        "Private randomized power methods (Nicolas et al., arXiv:2411.01931): Fig. 1 and Fig. 2",
+        f"Setting: {title}.",
+    ]
     fmt = "{:.3g}".format
     if OURS in curve and OURS_DEC in curve:
         a, b = curve[OURS], curve[OURS_DEC]
