@@ -34,7 +34,7 @@ from ddppm.experiments.ppm import default_section, load_interactions, noiseless_
 _SHARED: dict = {}
 
 
-def _section(scale: float, seeds: int, epsilons: int) -> dict:
+def _section(scale: float, seeds: int, epsilons: int, precision: str = "float64") -> dict:
     users, items, interactions = MOVIELENS_10M_SHAPE
     data = {
         "users": max(int(round(users * scale)), 100),
@@ -43,7 +43,7 @@ def _section(scale: float, seeds: int, epsilons: int) -> dict:
     }
     methods = [m for m in default_section()["methods"] if m != "analyze_gauss"]
     eps = [float(f"{e:.6g}") for e in np.logspace(0, 4, epsilons)]
-    return default_section(data=data, seeds=seeds, epsilons=eps, methods=methods)
+    return default_section(data=data, seeds=seeds, epsilons=eps, methods=methods, precision=precision)
 
 
 def _run(name: str) -> tuple[str, pd.DataFrame, float]:
@@ -59,9 +59,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (methods run in parallel)")
     parser.add_argument("--seeds", type=int, default=10, help="runs per ε")
     parser.add_argument("--epsilons", type=int, default=14, help="number of log-spaced ε in [1, 1e4]")
+    parser.add_argument("--precision", choices=("float64", "float32"), default="float64", help="ppm.precision")
     args = parser.parse_args()
-    section = _section(args.scale, args.seeds, args.epsilons)
-    print(yaml.safe_dump({k: section[k] for k in ("data", "block_size", "rank", "iterations", "methods")}), end="")
+    section = _section(args.scale, args.seeds, args.epsilons, args.precision)
+    keys = ("data", "block_size", "rank", "iterations", "methods", "precision")
+    print(yaml.safe_dump({k: section[k] for k in keys}), end="")
 
     t0 = time.perf_counter()
     with threadpool_limits(1):

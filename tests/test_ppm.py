@@ -352,6 +352,9 @@ def test_item_item_operator_is_the_normalised_gram_matrix():
         np.testing.assert_allclose(op.dense(), A, atol=1e-12)
         np.testing.assert_allclose(sum(op.client_matmul(c, X) for c in range(op.clients)), A @ X, atol=1e-12)
     assert recsys.ItemItemOperator(R).clients == R.shape[0]  # one client per user by default
+    single = recsys.ItemItemOperator(R, dtype=np.float32)
+    np.testing.assert_allclose(single.matmul(X), A @ X, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(single.dense(), A, atol=1e-12)
     with pytest.raises(DataError, match="ppm.clients"):
         recsys.ItemItemOperator(R, clients=10_000)
 

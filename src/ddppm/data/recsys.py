@@ -252,14 +252,17 @@ class ItemItemOperator:
     Products go through the sparse R, ``Ã X = Rᵀ (D⁻¹ (R X))``, in column blocks of ``block`` columns (the
     sparse–dense product is fastest when the block of X fits in cache). ``clients`` splits the users into that
     many contiguous groups (``A^{(c)} = Σ_{u ∈ c} d_u⁻¹ R_uᵀ R_u``; ``None``: one client per user, the paper's
-    decentralised setting).
+    decentralised setting). ``dtype`` is the floating-point type of the products: float32 halves their time (they
+    are memory-bound) with a relative rounding of about 1e-7, far below any DP noise of the experiment.
     """
 
-    def __init__(self, R: sp.spmatrix, clients: int | None = None, block: int = 16) -> None:
-        self.R = sp.csr_matrix(R, dtype=np.float64)
+    def __init__(
+        self, R: sp.spmatrix, clients: int | None = None, block: int = 16, dtype: np.dtype | type = np.float64
+    ) -> None:
+        self.R = sp.csr_matrix(R, dtype=dtype)
         self.RT = self.R.T  # CSC view of Rᵀ: its product scatters rows, faster than a CSR copy
-        self.user_degrees = np.asarray(self.R.sum(axis=1)).ravel()
-        self.item_degrees = np.asarray(self.R.sum(axis=0)).ravel()
+        self.user_degrees = np.asarray(self.R.sum(axis=1), dtype=np.float64).ravel()
+        self.item_degrees = np.asarray(self.R.sum(axis=0), dtype=np.float64).ravel()
         if (self.user_degrees == 0).any() or (self.item_degrees == 0).any():
             raise DataError("the interaction matrix has empty users or items; call clean_interactions first")
         self.n = self.R.shape[1]
@@ -268,28 +271,31 @@ class ItemItemOperator:
             raise DataError(f"ppm.clients = {clients} must lie in [1, users = {self.R.shape[0]}]")
         self._bounds = np.linspace(0, self.R.shape[0], self.clients + 1).round().astype(int)
         self.block = int(block)
+        self.dtype = np.dtype(dtype)
+        self._inverse_degrees = (1 / self.user_degrees).astype(self.dtype)
 
-    def _product(self, R: sp.csr_matrix, degrees: np.ndarray, X: np.ndarray) -> np.ndarray:
+    def _product(self, R: sp.csr_matrix, inverse_degrees: np.ndarray, X: np.ndarray) -> np.ndarray:
         out = np.empty((self.n, X.shape[1]))
         for start in range(0, X.shape[1], self.block):
             cols = slice(start, start + self.block)
-            inner = R @ np.ascontiguousarray(X[:, cols])
-            inner /= degrees[:, None]
+            inner = R @ np.ascontiguousarray(X[:, cols], dtype=self.dtype)
+            inner *= inverse_degrees[:, None]
             out[:, cols] = R.T @ inner
         return out
 
     def matmul(self, X: np.ndarray) -> np.ndarray:
-        """``Ã X`` for ``X`` of shape ``(items, K)``."""
-        return self._product(self.R, self.user_degrees, X)
+        """``Ã X`` for ``X`` of shape ``(items, K)`` (computed in ``dtype``, returned in float64)."""
+        return self._product(self.R, self._inverse_degrees, X)
 
     def client_matmul(self, client: int, X: np.ndarray) -> np.ndarray:
         """``A^{(c)} X`` for the users of client ``c``."""
         lo, hi = self._bounds[client], self._bounds[client + 1]
-        return self._product(self.R[lo:hi], self.user_degrees[lo:hi], X)
+        return self._product(self.R[lo:hi], self._inverse_degrees[lo:hi], X)
 
     def dense(self) -> np.ndarray:
-        """Ã as a dense ``items × items`` array (AnalyzeGauss only)."""
-        return (self.RT @ sp.diags(1 / self.user_degrees) @ self.R).toarray()
+        """Ã as a dense float64 ``items × items`` array (AnalyzeGauss only)."""
+        R = sp.csr_matrix(self.R, dtype=np.float64)
+        return (R.T @ sp.diags(1 / self.user_degrees) @ R).toarray()
 
 
 def top_eigenvectors(operator: ItemItemOperator, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

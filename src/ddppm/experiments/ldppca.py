@@ -94,6 +94,8 @@ def check_config(section: dict[str, Any]) -> None:
 
 def panel_config(section: dict[str, Any], figure: str, panel: int) -> dict[str, Any]:
     """Exactly what the job of one panel reads (for Snakemake ``params``), with its ``config_hash``."""
+    from ddppm.pipeline.config import canonical
+
     cfg = section[figure]
     if not (0 <= panel < len(cfg["panels"])):
         raise ConfigError(f"ldppca.{figure}.panels has no panel {panel}")
@@ -101,6 +103,7 @@ def panel_config(section: dict[str, Any], figure: str, panel: int) -> dict[str, 
     out.update(figure=figure, panel_index=int(panel), panel=copy.deepcopy(cfg["panels"][panel]))
     out.update({key: copy.deepcopy(cfg[key]) for key in ("k", "sparsity", "runs", "methods")})
     out["method_options"] = {name: copy.deepcopy(section["methods"][name]) for name in cfg["methods"]}
+    out = canonical(out)  # key-sorted: reordering keys in a YAML file is not a parameter change
     out["config_hash"] = config_hash(out)
     return out
 

@@ -180,7 +180,7 @@ def run_method(name: str, R: sp.csr_matrix, U: np.ndarray, section: dict[str, An
     its noise comes from ``run_seed(seed, ("ppm", method, ε), r)``. ``A X⁰`` is computed once for all ε.
     """
     method = available_methods(task=PRIVATE_SUBSPACE)[name]
-    operator = recsys.ItemItemOperator(R, clients=section["clients"])
+    operator = recsys.ItemItemOperator(R, clients=section["clients"], dtype=np.dtype(section["precision"]))
     p, k, L, runs = section["block_size"], section["rank"], section["iterations"], section["seeds"]
     if method.needs_dense and operator.n > ANALYZE_GAUSS_MAX_ITEMS:
         raise ConfigError(f"ppm.methods: {name} needs the dense {operator.n} × {operator.n} item matrix; remove it")

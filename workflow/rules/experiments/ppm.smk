@@ -2,10 +2,9 @@
 # implicit-feedback data. Their Fig. 1 (relative error of the ideal low-pass filter against ε, every method)
 # and Fig. 2 (first-step sensitivity ratio r(k, n)). Config section `ppm`; docs/ppm.md.
 
-from ddppm.experiments.ppm import check_config as ppm_check_config
 from ddppm.methods import available_methods as ppm_available_methods
 
-ppm_check_config(config["ppm"])
+# Cross-key checks of the section: ddppm.experiments.ppm.check_config, run by the pipeline's config check.
 
 PPM = f"{RESULTS}/ppm"
 PPM_METHODS = list(config["ppm"]["methods"])
@@ -15,7 +14,18 @@ PPM_TABLES = [f"{PPM}/tables/{name}.csv" for name in ("errors", "eps_ratio", "se
 # The keys the runs read (the data reach them through the input files).
 PPM_RUN_KEYS = tuple(
     f"ppm.{k}"
-    for k in ("block_size", "rank", "iterations", "delta", "epsilons", "seeds", "seed", "sigma_calibration", "clients")
+    for k in (
+        "block_size",
+        "rank",
+        "iterations",
+        "delta",
+        "epsilons",
+        "seeds",
+        "seed",
+        "sigma_calibration",
+        "clients",
+        "precision",
+    )
 )
 PPM_SETTINGS = ("ppm.data",) + PPM_RUN_KEYS + ("ppm.methods", "ppm.bootstrap")
 
