@@ -273,6 +273,22 @@ def pristine_copy(tmp_path_factory):
             lambda c: c["methods"]["ddppm"].__setitem__("threat_models", ["paper", "typo"]),
             "'typo' is not defined under `threat_models`",
         ),
+        (
+            lambda c: c["methods"].__setitem__("ddppm_workshop", {"budget": {"eps_final_share": 0.5}}),
+            "`workshop.method_options.ddppm_workshop` and `workshop.budget`",
+        ),
+        (
+            lambda c: c["montecarlo"].__setitem__("methods", ["ddppm_workshop", "ldp"]),
+            "montecarlo.methods: 'ddppm_workshop' is calibrated but has no rule file",
+        ),
+        (
+            lambda c: c.setdefault("workshop", {}).__setitem__("budget", {"eps_final_share": 1.5}),
+            "workshop.budget.eps_final_share",
+        ),
+        (
+            lambda c: c.setdefault("workshop", {}).__setitem__("delta_levels", {"breaks": [5], "levels": [0.2]}),
+            "workshop.delta_levels: 1 breaks need 2 levels",
+        ),
     ],
 )
 def test_bad_config_fails_the_dry_run_before_any_job(pristine_copy, edit, message):

@@ -1,3 +1,6 @@
+from pathlib import Path
+
+from ddppm.core.errors import ConfigError
 from ddppm.core.provenance import code_version
 from ddppm.methods import available_methods, get_method, method_module
 from ddppm.pipeline.config import dataset_config, eps_label, job_params, validate_config
@@ -12,6 +15,14 @@ DATASETS = list(config["datasets"])
 EPS_LABELS = [eps_label(e) for e in config["epsilons"]]
 METHODS = list(config["montecarlo"]["methods"])
 CLOSED_FORM_METHODS = [m for m in METHODS if not get_method(m).calibrated]
+# A calibrated method runs in the journal figures only through its own rule file (its calibration jobs).
+for _method in set(METHODS) - set(CLOSED_FORM_METHODS):
+    if not Path(workflow.basedir, "workflow", "rules", "methods", f"{_method}.smk").exists():
+        raise ConfigError(
+            f"montecarlo.methods: {_method!r} is calibrated but has no rule file workflow/rules/methods/{_method}.smk, "
+            "so the journal figures cannot run it; remove it from montecarlo.methods"
+            + (" (it has its own experiment: add `workshop` to `experiments`)" if _method == "ddppm_workshop" else "")
+        )
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
 SCRIPTS = f"{workflow.basedir}/workflow/scripts"

@@ -74,6 +74,9 @@ class Method(RegisteredMethod):
     """True when the parameter table comes from the method's own rules (``workflow/rules/methods/``)."""
     depends_on_eps: ClassVar[bool] = True
     """False for references whose output does not depend on ε: the same seeds then serve every ε."""
+    configured_by: ClassVar[str | None] = None
+    """The experiment whose config section holds this method's options (``<experiment>.method_options``), for a
+    method the journal figures do not run; its options are then not under the top-level ``methods``."""
 
     @abstractmethod
     def choose_params(

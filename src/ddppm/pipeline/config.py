@@ -36,6 +36,8 @@ def config_schema() -> dict[str, Any]:
     schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
     methods = schema["properties"]["methods"]
     for name, method in available_methods().items():
+        if getattr(method, "configured_by", None):
+            continue  # its options live in its experiment's section (unknown-key errors point there)
         about = {"description": f"settings of method `{name}` ({method.label})"}
         section = {**about, **copy.deepcopy(method.config_schema)}
         methods["properties"][name] = {**section, "default": {}}
@@ -73,6 +75,12 @@ def _key_of(path) -> str:
     return ".".join(str(p) for p in path) or "<top level>"
 
 
+def _experiment_of_method(name: str) -> str | None:
+    """The experiment that configures registered method ``name`` (``Method.configured_by``), if any."""
+    method = available_methods().get(name)
+    return getattr(method, "configured_by", None) if method is not None else None
+
+
 def _readable(error, schema: dict[str, Any]) -> str:
     """One or two lines: the key, what is wrong, and the fix (never the whole schema)."""
     key = _key_of(error.absolute_path)
@@ -82,6 +90,14 @@ def _readable(error, schema: dict[str, Any]) -> str:
         hints = []
         for name in extra:
             close = difflib.get_close_matches(name, allowed, n=1)
+            owner = _experiment_of_method(name) if key == "methods" else None
+            if owner:
+                hints.append(
+                    f"`{name}` (it is configured in its experiment's section: `{owner}.method_options.{name}`"
+                    + (f" and `{owner}.budget`" if owner == "workshop" else "")
+                    + ")"
+                )
+                continue
             hints.append(f"`{name}`" + (f" (did you mean `{close[0]}`?)" if close else ""))
         where = "the top level" if key == "<top level>" else f"`{key}`"
         allowed_text = f" Allowed keys: {', '.join(allowed)}." if allowed else ""

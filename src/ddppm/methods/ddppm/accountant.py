@@ -11,11 +11,17 @@ The threat model is three choices (:class:`AccountantSettings`): the ``view`` (e
 the ``accounting`` (Theorem 2's Chernoff bound, both tails, or the exact tail of the privacy loss,
 :mod:`ddppm.privacy.exact`) and the ``adjacency`` (the paper's unspecified neighbour, our heuristic guess,
 or a search for the worst neighbour, :func:`search_worst_neighbours`).
+
+The mechanism is a parameter too (``family``, a :class:`ReleaseFamily`): its release model, the layout of an
+observer's own randomness and the tail bound of a pair. The default, :data:`JOURNAL_RELEASES`, is Algorithm 1
+of the journal; other variants of D-DP-PM (e.g. the workshop version, :mod:`ddppm.methods.workshop`) reuse
+the observers, neighbours, realisations and the worst-case search unchanged by passing their own family.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -33,9 +39,9 @@ from ddppm.methods.ddppm.adjacency import (
 )
 from ddppm.methods.ddppm.algorithm import DDPPMParams
 from ddppm.methods.ddppm.method import schema_default
-from ddppm.methods.ddppm.release import ReducedReleaseModel, reduction_basis
-from ddppm.privacy.gaussian import SupportBasis, diagonalize, kl_divergence
-from ddppm.privacy.tails import pair_tail_deltas
+from ddppm.methods.ddppm.release import ConditionalLaw, ReducedReleaseModel, reduction_basis
+from ddppm.privacy.gaussian import GaussianPair, SupportBasis, diagonalize, kl_divergence
+from ddppm.privacy.tails import TailDeltas, pair_tail_deltas
 
 VIEWS = ("paper", "network")
 ACCOUNTINGS = ("chernoff", "exact")
@@ -120,6 +126,54 @@ def own_randomness(
     return (sd[:, None, None] * z).reshape((params.T + 1) * n_i, settings.realisations)
 
 
+class ReleaseFamily(Protocol):
+    """A mechanism as the accountant sees it: its Gaussian release model and the tails of one pair.
+
+    ``release_model`` builds the model in the reduced coordinates of ``bases`` (:func:`reduction_basis`; it
+    must have ``project_own(observer, own)``); ``conditional_law`` is the observer's view given its own
+    randomness (eq. 29 of the journal); ``own_randomness`` draws that randomness (rows, one column per
+    realisation, in the layout ``project_own`` expects); ``tail_deltas`` turns a diagonalised pair into δ(ε).
+    """
+
+    def release_model(self, problem: DistributedProblem, params: Any, bases: list[np.ndarray]) -> Any: ...
+
+    def conditional_law(self, model: Any, params: Any, observer: int, view: str) -> ConditionalLaw: ...
+
+    def own_randomness(
+        self, problem: DistributedProblem, params: Any, observer: int, settings: AccountantSettings
+    ) -> np.ndarray: ...
+
+    def tail_deltas(
+        self, pair: GaussianPair, delta_mu: np.ndarray, eps: np.ndarray, settings: AccountantSettings
+    ) -> TailDeltas: ...
+
+
+class JournalReleases:
+    """Algorithm 1 of the journal: releases ``y = [z^(1); …; z^(T); q^(T)]`` (:class:`ReducedReleaseModel`),
+    own randomness ``[q_i^(0); p_i^(1..T)]`` (:func:`own_randomness`), tails of ``settings.accounting``
+    (:func:`ddppm.privacy.tails.pair_tail_deltas`)."""
+
+    def release_model(self, problem: DistributedProblem, params: DDPPMParams, bases: list[np.ndarray]) -> Any:
+        return ReducedReleaseModel(problem, params.alpha, params.T, bases)
+
+    def conditional_law(self, model: Any, params: DDPPMParams, observer: int, view: str) -> ConditionalLaw:
+        return model.conditional_law(params.sigma_q, params.sigmas, observer, view)
+
+    def own_randomness(
+        self, problem: DistributedProblem, params: DDPPMParams, observer: int, settings: AccountantSettings
+    ) -> np.ndarray:
+        return own_randomness(problem, params, observer, settings)
+
+    def tail_deltas(
+        self, pair: GaussianPair, delta_mu: np.ndarray, eps: np.ndarray, settings: AccountantSettings
+    ) -> TailDeltas:
+        return pair_tail_deltas(pair, delta_mu, eps, settings.accounting)
+
+
+JOURNAL_RELEASES = JournalReleases()
+"""The default :class:`ReleaseFamily` of every accountant function: the journal's Algorithm 1."""
+
+
 @dataclass
 class DeltaResult:
     """δ over an ε grid at the worst (observer, neighbour), plus every pair's values in ``pairs``.
@@ -162,32 +216,32 @@ def default_neighbours(problem: DistributedProblem, settings: AccountantSettings
 class _PairEvaluator:
     """δ of (observer, neighbour) pairs for one parameter set: the observer's law is factorised once."""
 
-    def __init__(self, problem, params, eps, settings, rows_by_agent: dict[int, list[int]]):
-        self.problem, self.params, self.eps, self.settings = problem, params, eps, settings
+    def __init__(self, problem, params, eps, settings, rows_by_agent: dict[int, list[int]], family: ReleaseFamily):
+        self.problem, self.params, self.eps, self.settings, self.family = problem, params, eps, settings, family
         self.bases = reduction_basis(problem, rows_by_agent)
-        self.base_model = ReducedReleaseModel(problem, params.alpha, params.T, self.bases)
+        self.base_model = family.release_model(problem, params, self.bases)
         self._observer: dict[int, tuple] = {}
 
     def observer(self, i: int) -> tuple:
         if i not in self._observer:
-            p, s = self.params, self.settings
-            law1 = self.base_model.conditional_law(p.sigma_q, p.sigmas, i, s.view)
-            own = self.base_model.project_own(i, own_randomness(self.problem, p, i, s))
+            p, s, f = self.params, self.settings, self.family
+            law1 = f.conditional_law(self.base_model, p, i, s.view)
+            own = self.base_model.project_own(i, f.own_randomness(self.problem, p, i, s))
             self._observer[i] = (law1, own, law1.mean_map @ own, SupportBasis.of_factor(law1.factor, s.rank_rtol))
         return self._observer[i]
 
     def records(self, neighbour: Neighbour, observers) -> list[dict]:
-        p, s, eps = self.params, self.settings, self.eps
-        model = ReducedReleaseModel(apply_neighbour(self.problem, neighbour), p.alpha, p.T, self.bases)
+        p, s, eps, f = self.params, self.settings, self.eps, self.family
+        model = f.release_model(apply_neighbour(self.problem, neighbour), p, self.bases)
         out = []
         for i in observers:
             if i == neighbour.agent:
                 continue
             law1, own, mean1, support = self.observer(i)
-            law2 = model.conditional_law(p.sigma_q, p.sigmas, i, s.view)
+            law2 = f.conditional_law(model, p, i, s.view)
             pair = diagonalize(support, law1.factor, law2.factor, s.rank_mode)
             delta_mu = mean1 - law2.mean_map @ own
-            tails = pair_tail_deltas(pair, delta_mu, eps, s.accounting)
+            tails = f.tail_deltas(pair, delta_mu, eps, s)
             kl = (
                 float(np.nan_to_num(np.mean(kl_divergence(pair, delta_mu)), nan=np.inf))
                 if pair.singular is None
@@ -222,21 +276,23 @@ def evaluate_delta(
     settings: AccountantSettings | None = None,
     only_pairs: set[PairKey] | None = None,
     neighbours: list[Neighbour] | None = None,
+    family: ReleaseFamily = JOURNAL_RELEASES,
 ) -> DeltaResult:
     """δ(ε) of Algorithm 1 with parameters ``params`` on ``problem`` for every ε.
 
     The neighbours are ``neighbours`` if given, else those of ``settings.adjacency``: the heuristic ones, or
     (``worst``) the result of :func:`search_worst_neighbours`. ``only_pairs`` restricts the (observer,
     neighbour) pairs, e.g. to the worst few during a grid search; the worst case over a subset can only be
-    smaller, so a full evaluation must confirm any choice.
+    smaller, so a full evaluation must confirm any choice. ``family`` is the mechanism (default: the
+    journal's Algorithm 1, :data:`JOURNAL_RELEASES`).
     """
     settings = settings or AccountantSettings()
     eps = check_epsilons(eps)
     if neighbours is None and settings.adjacency == "worst" and only_pairs is None:
-        return search_worst_neighbours(problem, params, eps, settings)
+        return search_worst_neighbours(problem, params, eps, settings, family)
     pool = {n.key: n for n in (neighbours if neighbours is not None else default_neighbours(problem, settings))}
     observers = _observers(problem, settings)
-    evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()))
+    evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()), family)
     records = []
     for n in pool.values():
         wanted = [i for i in observers if only_pairs is None or (i, *n.key) in only_pairs]
@@ -246,7 +302,11 @@ def evaluate_delta(
 
 
 def search_worst_neighbours(
-    problem: DistributedProblem, params: DDPPMParams, eps, settings: AccountantSettings
+    problem: DistributedProblem,
+    params: DDPPMParams,
+    eps,
+    settings: AccountantSettings,
+    family: ReleaseFamily = JOURNAL_RELEASES,
 ) -> DeltaResult:
     """δ at the worst neighbour found by a search, per (observer, agent).
 
@@ -261,7 +321,7 @@ def search_worst_neighbours(
     eps = check_epsilons(eps)
     pool = {n.key: n for n in default_neighbours(problem, settings)}
     observers = _observers(problem, settings)
-    evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()))
+    evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()), family)
     records = [r for n in pool.values() for r in evaluator.records(n, observers)]
     rng = np.random.default_rng(seed_sequence(settings.seed, "worst-neighbour-search"))
     scale = 0.6

@@ -17,12 +17,19 @@ then confirmed with every pair (under the worst-case adjacency, after a fresh ne
 parameters). Screening is sound because a maximum over a subset can only be smaller. A candidate is
 chosen only if its confirmed δ is within the limit; otherwise the table says so. Every evaluated
 candidate is recorded with its error and δ (the frontier figure draws them).
+
+The search is shared with other variants of D-DP-PM through a :class:`CandidateFamily` (how a candidate's
+parameters are built and read back, its Monte-Carlo error, its δ); the default, :data:`JOURNAL_CANDIDATES`,
+is the journal's Algorithm 1. A family may return one error per ε (a final release whose noise depends on
+ε); the choice at each ε then uses that ε's error.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -106,6 +113,68 @@ class CalibrationResult:
     neighbours: list = field(default_factory=list)
 
 
+class CandidateFamily(Protocol):
+    """A mechanism as the calibration sees it.
+
+    ``params`` builds a parameter set from (α, σ_q, schedule, T) and ``params_from_row`` reads one back from a
+    table row; ``draws`` are the unit normals of the calibration's Monte-Carlo runs (the first item is the
+    ``n × R`` start ``q^(0)/σ_q``, which also defines T*); ``errors`` is the error of every run, shape ``(R,)``
+    or ``(E, R)`` (one row per ε of the calibration); ``evaluate_delta`` is
+    :func:`ddppm.methods.ddppm.accountant.evaluate_delta` for this mechanism; ``config_key`` names the config
+    section of its calibration (for error messages).
+    """
+
+    config_key: str
+
+    def params(self, alpha: float, sigma_q: float, schedule: NoiseSchedule, T: int) -> DDPPMParams: ...
+
+    def params_from_row(self, row: pd.Series | dict) -> DDPPMParams: ...
+
+    def draws(self, n: int, T: int, rngs: Sequence[np.random.Generator]) -> tuple[np.ndarray, ...]: ...
+
+    def errors(self, problem: DistributedProblem, params: DDPPMParams, draws: tuple[np.ndarray, ...]) -> np.ndarray: ...
+
+    def evaluate_delta(
+        self,
+        problem: DistributedProblem,
+        params: DDPPMParams,
+        eps: np.ndarray,
+        settings: AccountantSettings,
+        only_pairs: set[PairKey] | None = None,
+        neighbours: list | None = None,
+    ) -> DeltaResult: ...
+
+
+class JournalCandidates:
+    """The journal's Algorithm 1: :class:`DDPPMParams`, :func:`ddppm_errors` and the default accountant."""
+
+    config_key = "methods.ddppm.calibration"
+
+    def params(self, alpha: float, sigma_q: float, schedule: NoiseSchedule, T: int) -> DDPPMParams:
+        return DDPPMParams(alpha=alpha, sigma_q=sigma_q, schedule=schedule, T=T)
+
+    def params_from_row(self, row: pd.Series | dict) -> DDPPMParams:
+        return params_from_row(row)
+
+    def draws(self, n: int, T: int, rngs: Sequence[np.random.Generator]) -> tuple[np.ndarray, ...]:
+        return draw_standard_normals(n, T, rngs)
+
+    def errors(self, problem: DistributedProblem, params: DDPPMParams, draws: tuple[np.ndarray, ...]) -> np.ndarray:
+        return ddppm_errors(problem, params, *draws)
+
+    def evaluate_delta(self, problem, params, eps, settings, only_pairs=None, neighbours=None) -> DeltaResult:
+        # The module-level name is looked up at call time (tests replace it with a recording spy).
+        if only_pairs is None and neighbours is None:
+            return evaluate_delta(problem, params, eps, settings)
+        if only_pairs is None:
+            return evaluate_delta(problem, params, eps, settings, neighbours=neighbours)
+        return evaluate_delta(problem, params, eps, settings, only_pairs=only_pairs, neighbours=neighbours)
+
+
+JOURNAL_CANDIDATES = JournalCandidates()
+"""The default :class:`CandidateFamily`: the journal's Algorithm 1."""
+
+
 def corollary_alpha(problem: DistributedProblem) -> float:
     """``α₀ = 1/sqrt(μ₁μ₂)``: the geometric midpoint of Corollary 1's interval ``(1/μ₁, 1/μ₂)``."""
     return float(1.0 / np.sqrt(problem.mu1 * problem.mu2))
@@ -120,8 +189,9 @@ def make_candidate(
     ratio_name: str,
     kappa: float,
     stage: str,
+    family: CandidateFamily = JOURNAL_CANDIDATES,
 ) -> Candidate:
-    """A candidate with ``σ_p(t) = κ σ_q r^t``, i.e. effective noise ``η_t = κ (r/α)^t``.
+    """A candidate with ``σ_p(t) = κ σ_q r^t``, i.e. effective noise ``η_t = κ (r/α)^t`` (journal).
 
     ``r`` by ``ratio_name``: ``corollary`` = ``μ₂/μ₁`` (Corollary 1), ``one`` = 1 (constant σ_p),
     ``growth`` = ``αμ₁`` (η ∝ μ₁^t: noise that tracks the signal), ``eta_constant`` = ``α`` (constant η).
@@ -133,7 +203,7 @@ def make_candidate(
     }.get(ratio_name, 1.0)
     noise = NoiseSchedule(schedule, kappa * sigma_q, ratio if schedule == "geometric" else 1.0)
     return Candidate(
-        DDPPMParams(alpha=alpha, sigma_q=sigma_q, schedule=noise, T=T),
+        family.params(alpha, sigma_q, noise, T),
         kappa,
         ratio_name if schedule == "geometric" else "-",
         stage,
@@ -170,21 +240,23 @@ class Calibration:
         grid: CalibrationGrid | None = None,
         settings: AccountantSettings | None = None,
         seed: int = 0,
+        family: CandidateFamily = JOURNAL_CANDIDATES,
     ):
-        self.problem = problem
+        self.problem, self.family = problem, family
         self.grid = grid = grid or CalibrationGrid()
         self.settings = settings or AccountantSettings()
         self.eps = check_epsilons(eps)
         self.limits = check_limits(self.eps, delta_limits)
         rngs = run_generators(seed, ("calibration",), range(grid.runs))
-        self.z0, self.zp = draw_standard_normals(problem.n, grid.t_max + max(grid.t_offsets, default=0), rngs)
-        self.t_star = checked_t_star(problem, self.z0, grid.t_star_tol, grid.t_max, "methods.ddppm.calibration")
+        self.draws = family.draws(problem.n, grid.t_max + max(grid.t_offsets, default=0), rngs)
+        self.z0 = self.draws[0]
+        self.t_star = checked_t_star(problem, self.z0, grid.t_star_tol, grid.t_max, family.config_key)
         self.t_star_reached = True
         alpha0, sq0 = corollary_alpha(problem), 1.0 / np.sqrt(problem.n)
         # The frontier: T* and the small T of `t_coarse` (at most T* + 2), every family and κ.
         self.coarse_T = sorted({self.t_star, *(int(T) for T in grid.t_coarse if 1 <= T <= self.t_star + 2)})
         self.coarse = [
-            make_candidate(problem, T, alpha0 * af, sq0 * sf, sched, ratio, k, "coarse")
+            make_candidate(problem, T, alpha0 * af, sq0 * sf, sched, ratio, k, "coarse", family)
             for T in self.coarse_T
             for af in grid.alpha_factors
             for sf in grid.sigma_q_factors
@@ -212,7 +284,7 @@ class Calibration:
     def _search(self, c: Candidate) -> DeltaResult:
         key = c.params.canonical_key()
         if key not in self._searched:
-            self._searched[key] = evaluate_delta(self.problem, c.params, self.eps, self.settings)
+            self._searched[key] = self.family.evaluate_delta(self.problem, c.params, self.eps, self.settings)
         return self._searched[key]
 
     def _add_to_pool(self, searched: DeltaResult | None) -> None:
@@ -235,7 +307,7 @@ class Calibration:
         """δ with every (observer, pooled neighbour) pair, cached per parameters and pool size."""
         key = (c.params.canonical_key(), len(self.pool))
         if key not in self._full:
-            self._full[key] = evaluate_delta(
+            self._full[key] = self.family.evaluate_delta(
                 self.problem, c.params, self.eps, self.settings, neighbours=list(self.pool.values())
             )
             self._store_pairs(c.params.canonical_key(), self._full[key])
@@ -256,7 +328,7 @@ class Calibration:
         for e_idx, row in enumerate(chosen):
             if not row["met"]:
                 continue
-            res = self.full(_candidate(table.loc[row["pick_index"]]))
+            res = self.full(_candidate(table.loc[row["pick_index"]], self.family))
             value = getattr(res, self.stat)[e_idx]
             if value > row["delta_limit"]:
                 row.update(met=False, reason=f"δ {value:.3g} over the limit with neighbours found by later searches")
@@ -283,7 +355,7 @@ class Calibration:
         missing = {p for p in pairs if (key, p) not in self._pairs}
         if missing:
             needed = [self.pool[p[1:]] for p in missing]
-            res = evaluate_delta(
+            res = self.family.evaluate_delta(
                 self.problem, c.params, self.eps, self.settings, only_pairs=missing, neighbours=_unique(needed)
             )
             self._store_pairs(key, res)
@@ -294,15 +366,16 @@ class Calibration:
         rows = []
         stage = cands[0].stage if cands else "no"
         progress = Progress(
-            f"{stage} candidates (δ: {len(self.initial_screen)} screened pairs, error of {self.z0.shape[0]} runs)",
+            f"{stage} candidates (δ: {len(self.initial_screen)} screened pairs, error of {self.z0.shape[1]} runs)",
             len(cands),
             "candidates",
         )
         for cid, c in zip(range(len(cands)) if ids is None else ids, cands, strict=True):
             delta = self.screened(c, self.initial_screen)
-            err = ddppm_errors(self.problem, c.params, self.z0, self.zp)
+            errors = self.family.errors(self.problem, c.params, self.draws)
             progress.step()
             for e_idx, e in enumerate(self.eps):
+                err = errors if errors.ndim == 1 else errors[e_idx]
                 rows.append(
                     {
                         "candidate": cid,
@@ -334,14 +407,15 @@ class Calibration:
     def finish(self, coarse_table: pd.DataFrame) -> CalibrationResult:
         """Fine stage around each ε's best coarse candidate, then confirm choices with every pair."""
         grid, eps, limits = self.grid, self.eps, self.limits
-        table = _dedupe(coarse_table.sort_values(["candidate", "eps"], kind="stable"))
-        seen = {_candidate(r).params.canonical_key() for _, r in table.iterrows()}
+        table = _dedupe(coarse_table.sort_values(["candidate", "eps"], kind="stable"), self.family)
+        seen = {_candidate(r, self.family).params.canonical_key() for _, r in table.iterrows()}
         kappas = np.array(sorted(grid.kappas))
         fine: list[Candidate] = []
         for e, lim in zip(eps, limits, strict=True):
             at_e = table[np.isclose(table["eps"], e)]
             ok = at_e[at_e["delta_screen"] <= lim]
-            c0 = _candidate((ok.nsmallest(1, "error_mean") if len(ok) else at_e.nsmallest(1, "delta_screen")).iloc[0])
+            best = ok.nsmallest(1, "error_mean") if len(ok) else at_e.nsmallest(1, "delta_screen")
+            c0 = _candidate(best.iloc[0], self.family)
             k_idx = int(np.argmin(np.abs(np.log(kappas / c0.kappa))))
             window = kappas[max(k_idx - grid.fine_window, 0) : k_idx + grid.fine_window + 1]
             window = np.unique(np.concatenate([window, c0.kappa * np.asarray(grid.fine_steps, float)]))
@@ -356,6 +430,7 @@ class Calibration:
                         c0.ratio_name,
                         k,
                         "fine",
+                        self.family,
                     )
                     if c.params.canonical_key() not in seen:
                         seen.add(c.params.canonical_key())
@@ -370,7 +445,7 @@ class Calibration:
             order = table[np.isclose(table["eps"], e)].sort_values(["error_mean", "candidate"])
             pick, verified, n_ok = None, 0, 0
             for idx, row in order.iterrows():
-                cand = _candidate(row)
+                cand = _candidate(row, self.family)
                 bound = row["delta_screen"]  # worst over the initial screen, possibly computed in another job
                 added = screen[len(self.initial_screen) :]
                 if added:
@@ -423,21 +498,22 @@ def calibrate(
     grid: CalibrationGrid | None = None,
     settings: AccountantSettings | None = None,
     seed: int = 0,
+    family: CandidateFamily = JOURNAL_CANDIDATES,
 ) -> CalibrationResult:
     """Choose, per ε, the least-error parameters whose confirmed δ(ε) is at most the δ limit (docs/method.md §7)."""
-    run = Calibration(problem, eps, delta_limits, grid, settings, seed)
+    run = Calibration(problem, eps, delta_limits, grid, settings, seed, family)
     return run.finish(run.coarse_rows())
 
 
-def _candidate(row: pd.Series | dict) -> Candidate:
-    return Candidate(params_from_row(row), float(row["kappa"]), str(row["ratio_name"]), str(row["stage"]))
+def _candidate(row: pd.Series | dict, family: CandidateFamily = JOURNAL_CANDIDATES) -> Candidate:
+    return Candidate(family.params_from_row(row), float(row["kappa"]), str(row["ratio_name"]), str(row["stage"]))
 
 
-def _dedupe(table: pd.DataFrame) -> pd.DataFrame:
+def _dedupe(table: pd.DataFrame, family: CandidateFamily = JOURNAL_CANDIDATES) -> pd.DataFrame:
     """Drop candidates equivalent (same canonical parameters) to an earlier one."""
     keep, seen = [], set()
     for cid, frame in table.groupby("candidate", sort=True):
-        key = _candidate(frame.iloc[0]).params.canonical_key()
+        key = _candidate(frame.iloc[0], family).params.canonical_key()
         if key not in seen:
             seen.add(key)
             keep.append(cid)

@@ -84,10 +84,18 @@ def view_rows(
 
 def own_columns(sizes: np.ndarray, n_sources: int, observer: int) -> np.ndarray:
     """Columns of ``[q^(0); p^(1); …; p^(T)]`` that belong to the observer's own randomness (eq. 27–28)."""
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    total = int(offsets[-1])
-    own = np.arange(offsets[observer], offsets[observer + 1])
-    return np.concatenate([s * total + own for s in range(n_sources)])
+    return own_columns_of_sources([sizes] * n_sources, observer)
+
+
+def own_columns_of_sources(source_sizes: list[np.ndarray], observer: int) -> np.ndarray:
+    """Columns of stacked sources ``[s_1; s_2; …]``, each agent-major with per-agent lengths
+    ``source_sizes[k]``, that belong to agent ``observer`` (in source order)."""
+    columns, start = [], 0
+    for sizes in source_sizes:
+        offsets = start + np.concatenate([[0], np.cumsum(sizes)])
+        columns.append(np.arange(offsets[observer], offsets[observer + 1]))
+        start = int(offsets[-1])
+    return np.concatenate(columns)
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,12 @@ class ConditionalLaw:
 def _conditional(A: np.ndarray, source_sd: np.ndarray, own: np.ndarray, rows: np.ndarray) -> ConditionalLaw:
     other = np.setdiff1d(np.arange(A.shape[1]), own)
     return ConditionalLaw(mean_map=A[np.ix_(rows, own)], factor=A[np.ix_(rows, other)] * source_sd[other])
+
+
+def conditional_law_of(A: np.ndarray, source_sd: np.ndarray, own: np.ndarray, rows: np.ndarray) -> ConditionalLaw:
+    """Eq. (27)–(29) for any linear release model ``y = A s`` with independent centred sources of standard
+    deviations ``source_sd``: the law of ``y[rows]`` given the sources ``own`` (the observer's randomness)."""
+    return _conditional(A, source_sd, own, rows)
 
 
 def conditional_law_full(
