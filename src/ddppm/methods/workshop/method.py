@@ -8,7 +8,6 @@ budget split and the final release's noise factor, the composed δ and its parts
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ import pandas as pd
 
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.base import Method, param_table, register
+from ddppm.methods.ddppm.method import params_to_row
 from ddppm.methods.workshop.algorithm import draw_workshop_normals, workshop_errors
 from ddppm.methods.workshop.calibration import WorkshopCalibration, calibrate_threat_model, params_from_row
 from ddppm.methods.workshop.schema import CONFIG_SCHEMA
@@ -62,16 +62,9 @@ def param_rows(calibration: WorkshopCalibration, threat_model_name: str) -> pd.D
             if key in row and not (key == "delta_iterations" and not met):
                 out[key] = row[key]
         if met:
-            params = params_from_row(row)
+            out.update(params_to_row(params_from_row(row)))  # the journal's columns: the same parameters
             out.update(
                 {
-                    "alpha": params.alpha,
-                    "sigma_q": params.sigma_q,
-                    "schedule": params.schedule.kind,
-                    "scale": params.schedule.scale,
-                    "ratio": params.schedule.ratio,
-                    "T": int(params.T),
-                    "sigma_p": json.dumps([float(s) for s in params.sigmas]),
                     "delta_iterations_se": float(row["delta_se"]),
                     "delta_iterations_max": float(row["delta_max"]),
                     "calibration_error": float(row["error_mean"]),
