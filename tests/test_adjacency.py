@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.adjacency import Neighbour, heuristic_neighbours, is_valid, moved, search_proposals
+from ddppm.methods.ddppm.adjacency import Neighbour, heuristic_neighbours, is_valid, search_proposals
 from ddppm.testing import corollary_params, synthetic_problem
 
 EPS = np.array([1.0, 2.0, 5.0])
@@ -54,23 +54,54 @@ def test_worst_case_search_is_at_least_the_heuristic(problem, params, worst):
         assert is_valid(problem, neighbour), "the recorded worst neighbour is a valid neighbour"
 
 
-def test_random_valid_neighbours_do_not_beat_the_recorded_worst(problem, params, worst):
-    """Random rows moved by distance ≤ 1 in random directions: none leaks more than the search found."""
-    rng = np.random.default_rng(11)
-    randoms = []
-    for k in range(60):
+def _random_neighbours(problem, count: int, seed: int) -> list[Neighbour]:
+    """Random rows moved to the unit sphere along random directions (within distance 1), a quarter of them
+    only part of the way: all valid neighbours."""
+    from ddppm.methods.ddppm.floor import to_sphere
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
         j = int(rng.integers(problem.m))
         r = int(rng.integers(problem.sizes[j]))
         x = problem.blocks[j][r]
-        new = (
-            moved(x, rng.standard_normal(x.size))
-            if k % 3
-            else x + rng.uniform(0, 1) * (moved(x, rng.standard_normal(x.size)) - x)
-        )
-        randoms.append(Neighbour(j, r, f"random{k}", new))
-    found = evaluate_delta(problem, params, EPS, settings(), neighbours=randoms)
+        new = to_sphere(x, rng.standard_normal((1, x.size)))[0]
+        if k % 4 == 0:
+            new = x + rng.uniform(0.3, 1) * (new - x)
+        out.append(Neighbour(j, r, f"random{k}", new))
+    return out
+
+
+@pytest.fixture(scope="module")
+def mid_problem():
+    """100 rows per agent: one changed row leaks δ well below 1, so a comparison of searches means something."""
+    return synthetic_problem(400, 4, (3.0, 1.5, 1.0, 0.5), seed=3, c=3)
+
+
+@pytest.mark.parametrize("kappa", [3.0, 30.0])
+def test_random_valid_neighbours_do_not_beat_the_recorded_worst(mid_problem, kappa):
+    """150 random valid neighbours against the search (network view, exact tails, T = 2), where δ is 0.2–0.75."""
+    params = corollary_params(mid_problem, T=2, kappa=kappa)
+    base = {"view": "network", "accounting": "exact", "adjacency": "worst", "realisations": 3}
+    randoms = _random_neighbours(mid_problem, 150, 3)
+    assert all(is_valid(mid_problem, n) for n in randoms)
+    found = evaluate_delta(mid_problem, params, EPS, AccountantSettings(**base), neighbours=randoms)
+    worst = evaluate_delta(mid_problem, params, EPS, AccountantSettings(**base))
+    assert np.all(found.delta < 0.8) and np.all(found.delta > 0.1), "δ well below 1: the test can fail"
     # the same own-randomness realisations serve every neighbour, so the comparison has no Monte-Carlo noise
     assert np.all(found.delta <= worst.delta * (1 + 1e-9)), (found.delta, worst.delta)
+
+
+def test_the_random_neighbour_test_can_fail(mid_problem):
+    """The search before the floor's seeds (leverage and norm proposals, one refinement round) loses to the same
+    random neighbours at every ε: so the test above is not vacuous."""
+    params = corollary_params(mid_problem, T=2, kappa=30.0)
+    base = {"view": "network", "accounting": "exact", "adjacency": "worst", "realisations": 3}
+    found = evaluate_delta(
+        mid_problem, params, EPS, AccountantSettings(**base), neighbours=_random_neighbours(mid_problem, 150, 3)
+    )
+    old = AccountantSettings(**base, search_floor_seeds=0, search_rounds=1, search_keep=1)
+    assert np.all(evaluate_delta(mid_problem, params, EPS, old).delta < found.delta)
 
 
 def test_the_measured_diabetes_finding():

@@ -24,8 +24,9 @@ def test_met_rows_name_their_worst_neighbours():
         {"met": [True, False], "worst_agent": [1, 3], "worst_row": [2, 4], "worst_kind": ["plus", "s-cd"]}
     )
     chosen = _worst_of_calibration(calibration, TABLE, screen=[[0, 0, 1, "zero"]])
-    assert _keys(chosen) == [(1, 2, "plus")]
-    np.testing.assert_array_equal(chosen[0].new_row, POOL[1].new_row)
+    # the met ε's worst neighbour and the screen's (every recorded δ was computed with these)
+    assert _keys(chosen) == [(0, 1, "zero"), (1, 2, "plus")]
+    np.testing.assert_array_equal(chosen[1].new_row, POOL[1].new_row)
 
 
 def test_nothing_met_uses_the_screen_not_the_whole_pool():

@@ -1,4 +1,4 @@
-"""The docs hold: the README's library example runs, and every config key an error message names exists."""
+"""The docs hold: the README's library example and commands run, and every config key an error message names exists."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ KEY = re.compile(r"\b((?:{})(?:\.(?:<[a-z]+>|\{{[a-z_]+\}}|[A-Za-z_0-9]+))*)".fo
 
 
 def readme_python_blocks() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """The library examples: in the README or the pipeline page it links to."""
+    text = "".join((REPO / f).read_text(encoding="utf-8") for f in ("README.md", "docs/pipeline.md"))
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
@@ -139,3 +140,35 @@ def test_docs_stand_alone():
         assert "shared/" not in text and "spec §" not in text, f"{path} points outside the repository"
     for link in re.findall(r"\]\((docs/[^)#]+)", (REPO / "README.md").read_text(encoding="utf-8")):
         assert (REPO / link).exists(), f"README links to a missing {link}"
+
+
+def readme_shell_commands() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    lines = [
+        line.split("  #")[0].strip()
+        for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+        for line in block.splitlines()
+    ]
+    return [line for line in lines if line and not line.startswith(("./", "source "))]
+
+
+@pytest.mark.slow
+def test_readme_commands_run(tmp_path):
+    """Every snakemake command of the README's code blocks, as written, dry-run (`-n`) in a copy of the repository;
+    other commands (writing a config file) run as they are. `./run.sh` and `./run_tests.sh` are what CI runs."""
+    from tests.conftest import copy_repo, work_env
+
+    work = copy_repo(tmp_path / "repo")
+    commands = readme_shell_commands()
+    assert sum(c.startswith("snakemake") for c in commands) >= 6, commands
+    for command in commands:
+        if command.startswith("snakemake") and "--profile profiles/slurm" in command:
+            command += " --executor local"  # the dry run needs no cluster; the profile itself is tested on Slurm
+        if command.startswith("snakemake"):
+            command += " -n --quiet rules"
+        out = subprocess.run(
+            command, shell=True, cwd=work, env=work_env(work), capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, f"{command}:\n{out.stdout[-1500:]}\n{out.stderr[-1500:]}"
+        if "--list-target-rules" in command:
+            assert "fig2" in out.stdout and "floor" in out.stdout

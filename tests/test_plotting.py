@@ -254,3 +254,20 @@ def test_frontier_figure_marks_limit_and_choice(tmp_path):
     assert len(stars) == 1 and not [c for c in axes[1].collections if c.get_sizes()[0] > 200]
     save_figure(fig, tmp_path / "f.png", tmp_path / "f.pdf", dpi=60)
     assert (tmp_path / "f.png").stat().st_size > 1000
+
+
+def test_the_floor_turns_marks_into_proofs_and_rings_guessed_neighbour_points():
+    """Where the δ floor of the curve's view exceeds the limit: an infeasible point gets a square (a proof), a
+    point that met the limit (a guessed neighbour) gets a black ring; elsewhere nothing changes."""
+    from ddppm.plotting.style import HEURISTIC_ONLY_LABEL, PROVEN_INFEASIBLE_LABEL
+
+    floor = pd.DataFrame({"eps": EPS, "delta_limit": LIMITS, "floor_hockey": [0.1, 0.5, 0.5, 1e-5]})
+    fig = fig2_single(make_summary(infeasible_eps=(5.0, 10.0)), floors={"network": floor})
+    ax = fig.axes[0]
+    by_label = {c.get_label(): c for c in ax.collections}
+    proven = by_label[PROVEN_INFEASIBLE_LABEL]  # ε = 5: infeasible and floor 0.5 > 8e-3
+    np.testing.assert_allclose(proven.get_offsets()[:, 0], [5.0], rtol=0.1)
+    np.testing.assert_allclose(infeasible_markers(ax)[0].get_offsets()[:, 0], [10.0], rtol=0.1)  # floor below
+    ringed = by_label[HEURISTIC_ONLY_LABEL]  # ε = 2: met the limit, yet the floor 0.5 > 0.143
+    np.testing.assert_allclose(ringed.get_offsets()[:, 0], [2.0], rtol=0.1)
+    assert {PROVEN_INFEASIBLE_LABEL, HEURISTIC_ONLY_LABEL, INFEASIBLE_LABEL} <= set(legend_texts(fig))

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from ddppm.core.io import read_parquet
+from ddppm.methods.ddppm.steps import threat_model
 from tests.conftest import TINY, TINY_RESULTS, copy_repo, snakemake
 
 pytestmark = pytest.mark.slow
@@ -62,6 +63,24 @@ def test_outputs_exist_with_schema(tiny_run):
             curve, _ = read_parquet(res / "methods" / "ddppm" / ds / model / "delta_vs_T.parquet")
             assert list(curve["T"]) == list(range(1, config["methods"]["ddppm"]["delta_curve"]["T_max"] + 1))
             assert np.all((curve["delta"] >= 0) & (curve["delta"] <= 1))
+            # Fig. 3 never shows a candidate below the δ the calibration recorded for it (a chosen one: equal)
+            own = curve[curve["T"] == curve["T_calibrated"]]
+            if len(own):
+                shown, recorded = float(own["delta"].iloc[0]), float(own["delta_recorded"].iloc[0])
+                assert shown >= recorded * (1 - 1e-9), (ds, model, shown, recorded)
+                if own["params_source"].iloc[0] == "calibrated":
+                    assert shown == pytest.approx(recorded, rel=1e-9)
+        floor, _ = read_parquet(res / "methods" / "ddppm" / ds / "floor.parquet")
+        assert set(floor["view"]) == {"network", "paper"} and len(floor) == 2 * len(config["epsilons"])
+        assert np.all((floor["floor_hockey"] > 0) & (floor["floor_hockey"] <= floor["pdp_noise_free"] + 1e-12))
+        assert (floor["infeasible_every_choice"] == (floor["floor_hockey"] > floor["delta_limit"])).all()
+        for model in models:  # a limit the floor excludes is never met under a worst-neighbour threat model
+            definition = threat_model(model, config.get("threat_models"))
+            if definition["adjacency"] != "worst":
+                continue  # a guessed neighbour may meet what the worst cannot (Fig. 2 rings such points)
+            chosen, _ = read_parquet(res / "methods" / "ddppm" / ds / model / "calibration.parquet")
+            excluded = floor[(floor["view"] == definition["view"]) & floor["infeasible_every_choice"]]["eps"]
+            assert not chosen[chosen["eps"].isin(excluded)]["met"].any(), (ds, model)
         for method in methods:
             params, _ = read_parquet(res / "params" / ds / f"{method}.parquet")
             assert list(params.columns[:6]) == ["eps", "delta_limit", "threat_model", "accounting", "delta", "feasible"]

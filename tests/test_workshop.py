@@ -284,7 +284,6 @@ def test_claims_on_a_hand_made_summary():
     assert cos["eps_reached"] == 10 and cos["eps_reached_ldp"] == 50  # error ≤ sqrt(1 − .64) = .6
 
 
-
 def test_workshop_method_options_are_not_under_methods():
     """The workshop D-DP-PM is configured in its experiment's section; `methods.ddppm_workshop` would do nothing,
     so it is an error that says where the options go."""

@@ -78,6 +78,11 @@ def problem_files(wildcards=None):
     }
 
 
+def floor_files(datasets):
+    """D-DP-PM's δ floor tables of ``datasets`` (rule ddppm_floor), where D-DP-PM runs."""
+    return [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet" for ds in datasets] if "ddppm" in METHODS else []
+
+
 def mc_chunks(dataset):
     return int(dataset_config(config, dataset)["montecarlo"]["chunks"])
 

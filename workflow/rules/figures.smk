@@ -3,6 +3,7 @@ rule figure_fig2_panel:
     input:
         errors=f"{RESULTS}/tables/errors_{{dataset}}.parquet",
         data=f"{RESULTS}/data/{{dataset}}/normalized.parquet",
+        floors=lambda wc: floor_files([wc.dataset]),
     output:
         png=report(
             f"{RESULTS}/figures/fig2_{{dataset}}.png",
@@ -12,7 +13,7 @@ rule figure_fig2_panel:
         ),
         pdf=f"{RESULTS}/figures/fig2_{{dataset}}.pdf",
     params:
-        cfg=params_of("montecarlo.methods", "epsilons", "delta_limits"),
+        cfg=params_of("montecarlo.methods", "epsilons", "delta_limits", "threat_models"),
         code=code_of("figure_fig2.py", methods="all"),
     log:
         f"{LOGS}/figures/fig2_{{dataset}}.log",
@@ -30,11 +31,12 @@ rule figure_fig2:
     input:
         unpack(summary_inputs),
         data=expand(f"{RESULTS}/data/{{dataset}}/normalized.parquet", dataset=DATASETS),
+        floors=floor_files(DATASETS),
     output:
         png=report(f"{RESULTS}/figures/fig2.png", caption="../report/fig2.rst", category="Fig. 2: error vs ε"),
         pdf=f"{RESULTS}/figures/fig2.pdf",
     params:
-        cfg=global_params("datasets"),
+        cfg=global_params("datasets", "threat_models"),
         code=code_of("figure_fig2.py", methods="all"),
     log:
         f"{LOGS}/figures/fig2.log",

@@ -9,11 +9,16 @@ from ddppm.plotting.frontier import frontier_figure
 log = setup_logging(snakemake.log[0])
 eps = float(snakemake.params.cfg["methods"]["ddppm"]["delta_curve"]["eps"])
 panels = []
+view = snakemake.params.cfg["threat_models"][snakemake.wildcards.threat_model]["view"]
+floor_paths = {path.split("/")[-2]: path for path in snakemake.input.floors}
 for cal_path, cand_path in zip(snakemake.input.calibrations, snakemake.input.candidates, strict=True):
     dataset = cal_path.split("/")[-3]
     chosen, _ = read_parquet(cal_path)
     candidates, _ = read_parquet(cand_path)
-    panels.append((LABELS.get(dataset, dataset), candidates, chosen))
+    floor, _ = read_parquet(floor_paths[dataset])
+    at = floor[(floor["view"] == view) & (abs(floor["eps"] - eps) < 1e-9)]
+    floor_at_eps = float(at["floor_hockey"].iloc[0]) if len(at) else None
+    panels.append((LABELS.get(dataset, dataset), candidates, chosen, floor_at_eps))
     log.info("%s: %d candidates at eps=%g", dataset, int((abs(candidates["eps"] - eps) < 1e-9).sum()), eps)
 save_figure(
     frontier_figure(panels, eps, snakemake.wildcards.threat_model),

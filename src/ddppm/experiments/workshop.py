@@ -34,7 +34,7 @@ from ddppm.pipeline.steps import partition_and_network, prepare_dataset
 
 DATASET = "sbm_graph_signal"
 CALIBRATED = ("ddppm", "ddppm_workshop")
-BUILT_IN_THREAT_MODELS = ("paper", "network", "sound")
+BUILT_IN_THREAT_MODELS = ("paper", "paper_worst", "network", "sound")
 
 
 def _defaults(schema: dict[str, Any]) -> Any:

@@ -19,9 +19,12 @@ from ddppm.plotting.style import (
     BAND_LABEL,
     CHANCE_LABEL,
     ERROR_LABEL,
+    FLOOR_COLOR,
+    HEURISTIC_ONLY_LABEL,
     INFEASIBLE_COLOR,
     INFEASIBLE_LABEL,
     OVER_BUDGET_LABEL,
+    PROVEN_INFEASIBLE_LABEL,
     _figure,
     _fmt_delta,
     _legend_below,
@@ -40,22 +43,27 @@ def _is_reference(g: pd.DataFrame) -> bool:
     return "accounting" in g and len(g) > 0 and bool((g["accounting"] == "none").all())
 
 
-def _pin_references_below(ax, references) -> None:
-    """A no-privacy reference far below the private methods is drawn on the bottom edge with its value
-    written beside it, so it stays visible without squeezing the range where the methods differ."""
+def _pin_references_below(ax, references, handles: dict) -> None:
+    """A no-privacy reference far below the private methods is drawn on the bottom edge, its value in its
+    legend entry, so it stays visible without squeezing the range where the methods differ."""
     low = ax.get_ylim()[0]
     for x, y, st in references:
         below = np.isfinite(y) & (y < low)
         if below.any():
-            edge = low * 1.12
-            ax.plot(x[below], np.full(below.sum(), edge), linestyle="none", marker="v", color=st["color"], zorder=4)
-            ax.annotate(
-                f"{st['label']}: error {np.nanmax(y[below]):.0e} or less, below the axis",
-                xy=(0.02, 0.02),
-                xycoords="axes fraction",
-                fontsize=8,
-                color=st["color"],
+            marks = ax.plot(
+                x[below], np.full(below.sum(), low * 1.12), linestyle="none", marker="v", color=st["color"], zorder=4
             )
+            handles[f"{st['label']}: below the axis (▼)"] = marks[0]
+            if below.all():
+                handles.pop(st["label"], None)  # its line is out of range: only the ▼ entry says where it is
+
+
+def _floor_exceeds(floor: pd.DataFrame | None, eps: np.ndarray) -> np.ndarray:
+    """Per ε, whether the δ floor of the series' observer view exceeds the δ limit (False where unknown)."""
+    if floor is None or floor.empty:
+        return np.zeros(len(eps), bool)
+    exceeds = floor.set_index("eps")["floor_hockey"] > floor.set_index("eps")["delta_limit"]
+    return np.array([bool(exceeds.get(e, False)) for e in eps])
 
 
 def plot_fig2_panel(
@@ -64,6 +72,7 @@ def plot_fig2_panel(
     title: str | None = None,
     n: int | None = None,
     legend: bool = False,
+    floors: dict[str, pd.DataFrame] | None = None,
 ) -> dict[str, Any]:
     """Draw one Fig. 2 panel: error (log y) against ε (log x) for every method and threat model of a data set.
 
@@ -74,6 +83,12 @@ def plot_fig2_panel(
     as a result. The δ limit of each ε is written on a secondary top axis. With ``n`` the chance level
     ``sqrt(1 − 1/n)`` is drawn as a grey line. NaN values leave gaps. The y range is set by the private
     methods; a no-privacy reference far below them is pinned to the bottom edge with its value written.
+
+    ``floors`` maps a threat model to the δ floor of its observer view (columns ``eps``, ``floor_hockey``,
+    ``delta_limit``; :func:`ddppm.methods.ddppm.steps.floor_table`). Where the floor exceeds the limit, an
+    infeasible mark becomes a proof (a square: no parameters can meet the limit) and a point that met the limit
+    (possible only for a guessed, heuristic neighbour) gets a black ring: it meets the limit only for that
+    neighbour. Each curve's marks sit in a row on a thin line of the curve's colour and dash.
 
     Returns
     -------
@@ -108,6 +123,20 @@ def plot_fig2_panel(
         else:
             y_candidates += [*y, *lo, *hi]
         feasible = g["feasible"].astype(bool).to_numpy() if "feasible" in g else np.ones(len(g), bool)
+        proven = _floor_exceeds((floors or {}).get(model), g["eps"].to_numpy(dtype=float))
+        guessed_only = feasible & proven & np.isfinite(y)
+        if guessed_only.any():
+            handles[HEURISTIC_ONLY_LABEL] = ax.scatter(
+                x[guessed_only],
+                y[guessed_only],
+                marker="o",
+                s=120,
+                facecolor="none",
+                edgecolor=FLOOR_COLOR,
+                linewidth=1.4,
+                zorder=4,
+                label=HEURISTIC_ONLY_LABEL,
+            )
         over = ~feasible & np.isfinite(y)
         if over.any():
             handles[OVER_BUDGET_LABEL] = ax.scatter(
@@ -121,7 +150,8 @@ def plot_fig2_panel(
                 zorder=4,
                 label=OVER_BUDGET_LABEL,
             )
-        missing += [(e, i, st["color"]) for e in x[~feasible & ~np.isfinite(y)]]
+        gone = ~feasible & ~np.isfinite(y)
+        missing += [(e, i, st, bool(p)) for e, p in zip(x[gone], proven[gone], strict=True)]
 
     if n is not None and n > 1:
         chance = math.sqrt(1.0 - 1.0 / n)
@@ -135,28 +165,46 @@ def plot_fig2_panel(
     ax.set_yscale("log", nonpositive="mask")
     pos = _positive(y_candidates)
     if pos.size:
-        ymin, ymax = pos.min(), pos.max()
-        ax.set_ylim(ymin / 1.6, max(ymax, 1.0) * 1.9)  # headroom for the infeasible marks
+        lo, top = pos.min() / 1.6, max(pos.max(), 1.0)
+        # headroom for the rows of infeasible marks: the data's top sits below the lowest row
+        rows = len({i for _, i, _, _ in missing})
+        below = 0.95 - 0.06 * max(rows, 1) - 0.02
+        ax.set_ylim(lo, np.exp(np.log(lo) + (np.log(top) - np.log(lo)) / below))
     _set_log_eps_axis(ax, eps_all)
-    _pin_references_below(ax, references)
+    _pin_references_below(ax, references, handles)
 
     if missing:
         tr = ax.get_xaxis_transform()  # x in data, y in axes coordinates
-        rows = sorted({i for _, i, _ in missing})
-        for e, i, color in missing:
-            level = 0.95 - 0.045 * rows.index(i)
-            handles[INFEASIBLE_LABEL] = ax.scatter(
+        rows = sorted({i for _, i, _, _ in missing})
+        styles = {i: st for _, i, st, _ in missing}
+        for i in rows:  # each curve's marks sit on a thin line of its own colour and dash: the row says whose
+            level = 0.95 - 0.06 * rows.index(i)
+            ax.plot(
+                [0, 1],
+                [level, level],
+                transform=ax.transAxes,
+                color=styles[i]["color"],
+                alpha=0.8,
+                linestyle=styles[i]["linestyle"],
+                linewidth=1.2,
+                zorder=4,
+                clip_on=False,
+            )
+        for e, i, _, proven in missing:
+            level = 0.95 - 0.06 * rows.index(i)
+            label = PROVEN_INFEASIBLE_LABEL if proven else INFEASIBLE_LABEL
+            handles[label] = ax.scatter(
                 [e],
                 [level],
                 transform=tr,
-                marker="X",
-                s=70,
+                marker="s" if proven else "X",
+                s=55 if proven else 80,
                 color=INFEASIBLE_COLOR,
-                edgecolor=color,
-                linewidth=1.2,
+                edgecolor=FLOOR_COLOR if proven else "white",
+                linewidth=1.4 if proven else 0.8,
                 zorder=5,
                 clip_on=False,
-                label=INFEASIBLE_LABEL,
+                label=label,
             )
 
     if len(summary_ds) and "delta_limit" in summary_ds:
@@ -179,12 +227,17 @@ def plot_fig2_panel(
     return handles
 
 
-def fig2_single(summary_ds: pd.DataFrame, title: str | None = None, n: int | None = None) -> Figure:
+def fig2_single(
+    summary_ds: pd.DataFrame,
+    title: str | None = None,
+    n: int | None = None,
+    floors: dict[str, pd.DataFrame] | None = None,
+) -> Figure:
     """One Fig. 2 panel as its own figure, legend below the axes. ``title`` defaults to the ``label`` column."""
     with mpl.rc_context(_RC):
-        fig = _figure((6.8, 5.6))
+        fig = _figure((6.8, 6.4))
         ax = fig.add_subplot()
-        handles = plot_fig2_panel(ax, summary_ds, title, n)
+        handles = plot_fig2_panel(ax, summary_ds, title, n, floors=floors)
         if handles:
             fig.legend(
                 handles=list(handles.values()),
@@ -196,17 +249,24 @@ def fig2_single(summary_ds: pd.DataFrame, title: str | None = None, n: int | Non
     return fig
 
 
-def fig2_grid(panels: Sequence[tuple[str | None, pd.DataFrame, int | None]]) -> Figure:
+def fig2_grid(panels: Sequence[tuple]) -> Figure:
     """Fig. 2: one panel per data set (2 columns; 2×2 for four data sets) with one shared legend below.
 
-    ``panels`` holds ``(title, summary_ds, n)`` per data set, in reading order (the paper's
-    order is Diabetes, Breast Cancer, AMI, Wine).
+    ``panels`` holds ``(title, summary_ds, n)`` or ``(title, summary_ds, n, floors)`` per data set, in reading
+    order (the paper's order is Diabetes, Breast Cancer, AMI, Wine).
     """
     with mpl.rc_context(_RC):
         fig, axes = panel_grid(len(panels), 4.9, 0.9)
         handles: dict[str, Any] = {}
-        for ax, (title, summary_ds, n) in zip(axes, panels, strict=False):
-            for label, h in plot_fig2_panel(ax, summary_ds, title, n).items():
+        for ax, (title, summary_ds, n, *rest) in zip(axes, panels, strict=False):
+            for label, h in plot_fig2_panel(ax, summary_ds, title, n, floors=rest[0] if rest else None).items():
                 handles.setdefault(label, h)
         _legend_below(fig, handles)
     return fig
+
+
+def floors_by_threat_model(floor: pd.DataFrame | None, threat_models: dict[str, dict]) -> dict[str, pd.DataFrame]:
+    """The δ floor rows (:func:`ddppm.methods.ddppm.steps.floor_table`) of each threat model's observer view."""
+    if floor is None or floor.empty:
+        return {}
+    return {name: floor[floor["view"] == model["view"]] for name, model in threat_models.items()}

@@ -10,14 +10,21 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ddppm.plotting.style import _RC, ERROR_LABEL, INFEASIBLE_COLOR, _fmt_delta, _legend_below, panel_grid
+from ddppm.plotting.style import _RC, ERROR_LABEL, FLOOR_COLOR, INFEASIBLE_COLOR, _fmt_delta, _legend_below, panel_grid
 
 CHOSEN_LABEL = "chosen (least error with δ ≤ limit)"
 LIMIT_LABEL = "δ limit"
+FLOOR_LABEL = "δ floor of the view: no parameters reach left of it (grey)"
 
 
-def frontier_panel(ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: float, title: str) -> None:
+def frontier_panel(
+    ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: float, title: str, floor: float | None = None
+) -> None:
     """Error (y) against δ (x, log) of every candidate at ``eps``, coloured by T.
+
+    ``floor`` (the δ floor of the threat model's observer view, :mod:`ddppm.methods.ddppm.floor`) is drawn as a
+    solid line with the region left of it shaded: no parameter choice has a δ below it at the worst neighbour.
+    Candidates there exist only where δ is computed for a guessed (heuristic) neighbour.
 
     δ is the confirmed value (every pair) where the candidate was confirmed, else the screened value (the
     worst over the screening pairs: a lower bound, drawn hollow). The δ limit is a vertical line, the chosen
@@ -29,10 +36,11 @@ def frontier_panel(ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: 
     Ts = sorted(at["T"].astype(int).unique())
     cmap = mpl.colormaps["viridis"].resampled(max(len(Ts), 2))
     shown = at["delta_shown"].to_numpy(float)
-    floor = max(float(np.min(shown[shown > 0], initial=1.0)) / 3, 1e-300)
+    lowest = min(float(np.min(shown[shown > 0], initial=1.0)), floor if floor and floor > 0 else 1.0)
+    clip = max(lowest / 3, 1e-300)
     for k, T in enumerate(Ts):
         g = at[at["T"].astype(int) == T]
-        x = np.clip(g["delta_shown"].to_numpy(float), floor, 1.0)
+        x = np.clip(g["delta_shown"].to_numpy(float), clip, 1.0)
         done = confirmed[g.index].to_numpy()
         color = cmap(k / max(len(Ts) - 1, 1))
         ax.scatter(x[done], g["error_mean"][done], s=26, color=color, zorder=3)
@@ -40,6 +48,10 @@ def frontier_panel(ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: 
     limit = float(at["delta_limit"].iloc[0]) if len(at) else np.nan
     if np.isfinite(limit):
         ax.axvline(limit, color=INFEASIBLE_COLOR, linestyle="--", linewidth=1.2, zorder=2)
+    if floor is not None and np.isfinite(floor) and floor > 0:
+        ax.axvspan(clip / 2, floor, color="0.55", alpha=0.18, linewidth=0, zorder=1)
+        ax.axvline(floor, color=FLOOR_COLOR, linewidth=1.4, zorder=2)
+        ax.set_xlim(left=clip / 2)
     if chosen is not None and bool(chosen.get("met", False)):
         ax.scatter(
             [chosen["delta"]], [chosen["error_mean"]], marker="*", s=260, color="#d62728", edgecolor="black", zorder=5
@@ -59,19 +71,21 @@ def frontier_panel(ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: 
     )
 
 
-def frontier_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame]], eps: float, threat_model: str) -> Figure:
-    """One panel per dataset: ``(title, candidates, chosen)`` as the calibration wrote them."""
+def frontier_figure(panels: Sequence[tuple], eps: float, threat_model: str) -> Figure:
+    """One panel per dataset: ``(title, candidates, chosen)`` as the calibration wrote them, optionally with the
+    δ floor at ``eps`` as a fourth item."""
     with mpl.rc_context(_RC):
         fig, axes = panel_grid(len(panels), 4.6, 0.8)
-        for ax, (title, candidates, chosen) in zip(axes, panels, strict=False):
+        for ax, (title, candidates, chosen, *floor) in zip(axes, panels, strict=False):
             rows = chosen[np.isclose(chosen["eps"], eps)]
-            frontier_panel(ax, candidates, rows.iloc[0] if len(rows) else None, eps, title)
+            frontier_panel(ax, candidates, rows.iloc[0] if len(rows) else None, eps, title, *floor)
         fig.suptitle(f"D-DP-PM calibration frontier, threat model {threat_model}")
         _legend_below(
             fig,
             {
                 CHOSEN_LABEL: Line2D([], [], marker="*", linestyle="", markersize=13, color="#d62728"),
                 LIMIT_LABEL: Line2D([], [], linestyle="--", color=INFEASIBLE_COLOR),
+                FLOOR_LABEL: Line2D([], [], color=FLOOR_COLOR),
             },
         )
     return fig

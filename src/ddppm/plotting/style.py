@@ -50,7 +50,11 @@ ERROR_LABEL = (
 """Y-axis label of every error axis (the quantity is dimensionless, between 0 and 1)."""
 
 BAND_LABEL = "shaded: middle 95% of runs (2.5–97.5%)"
-INFEASIBLE_LABEL = "no parameters met the δ limit"
+INFEASIBLE_LABEL = "no parameters met the δ limit (search)"
+PROVEN_INFEASIBLE_LABEL = "no parameters can meet the δ limit (floor > limit: a proof)"
+HEURISTIC_ONLY_LABEL = "meets the limit only for the guessed neighbour (floor > limit)"
+FLOOR_COLOR = "#000000"
+"""Colour of what the δ floor proves (a lower bound for every parameter choice)."""
 OVER_BUDGET_LABEL = "achieved δ above the limit"
 BOUND_LABEL = "Theorem 3 bound (w.p. 0.95)"
 DET_LABEL = "Theorem 3: consensus + power terms"
@@ -183,7 +187,7 @@ def _legend_below(fig: Figure, handles: dict) -> None:
             handles=list(handles.values()),
             labels=list(handles.keys()),
             loc="outside lower center",
-            ncol=min(4, len(handles)),
+            ncol=min(3, len(handles)),
             frameon=False,
         )
 

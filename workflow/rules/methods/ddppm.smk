@@ -193,6 +193,7 @@ rule figure_frontier:
             dataset=DATASETS,
             threat_model=wc.threat_model,
         ),
+        floors=floor_files(DATASETS),
     output:
         png=report(
             f"{RESULTS}/figures/frontier_{{threat_model}}.png",
@@ -202,7 +203,7 @@ rule figure_frontier:
         ),
         pdf=f"{RESULTS}/figures/frontier_{{threat_model}}.pdf",
     params:
-        cfg=global_params("datasets", "methods.ddppm.delta_curve.eps"),
+        cfg=global_params("datasets", "methods.ddppm.delta_curve.eps", "threat_models"),
         code=code_of("figure_frontier.py"),
     log:
         f"{LOGS}/figures/frontier_{{threat_model}}.log",
@@ -224,3 +225,64 @@ rule frontier:
 localrules:
     figure_frontier,
     frontier,
+
+
+rule ddppm_floor:
+    """D-DP-PM: the δ floor no parameters get under (releases without added noise, worst neighbour found)."""
+    input:
+        **problem_files(),
+    output:
+        f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet",
+    params:
+        cfg=params_of("epsilons", "delta_limits", "methods.ddppm.privacy.floor"),
+        code=code_of("ddppm_floor.py"),
+    log:
+        f"{LOGS}/ddppm_floor/{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_floor/{{dataset}}.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_floor.py"
+
+
+rule ddppm_floor_table:
+    """D-DP-PM: every data set's δ floors, as CSV and as an HTML table for the report."""
+    input:
+        expand(f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet", dataset=DATASETS),
+    output:
+        csv=f"{RESULTS}/tables/floor.csv",
+        html=report(
+            f"{RESULTS}/tables/floor.html",
+            caption="../../report/floor.rst",
+            category="Tables",
+            subcategory="D-DP-PM δ floors",
+            labels={"table": "floor"},
+        ),
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("ddppm_floor_table.py"),
+    log:
+        f"{LOGS}/tables/floor.log",
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_floor_table.py"
+
+
+rule floor:
+    """The δ floors of every data set (table and report page)."""
+    input:
+        rules.ddppm_floor_table.output,
+
+
+METHOD_TARGETS.extend([f"{RESULTS}/tables/floor.csv", f"{RESULTS}/tables/floor.html"])
+PROVENANCE_INPUTS.extend(f"{RESULTS}/methods/ddppm/{ds}/floor.parquet" for ds in DATASETS)
+
+
+localrules:
+    ddppm_floor_table,
+    floor,

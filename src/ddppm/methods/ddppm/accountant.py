@@ -38,6 +38,7 @@ from ddppm.methods.ddppm.adjacency import (
     search_proposals,
 )
 from ddppm.methods.ddppm.algorithm import DDPPMParams
+from ddppm.methods.ddppm.floor import FloorSettings, cached_floor, floor_seeds
 from ddppm.methods.ddppm.method import schema_default
 from ddppm.methods.ddppm.release import ConditionalLaw, ReducedReleaseModel, reduction_basis
 from ddppm.privacy.gaussian import GaussianPair, SupportBasis, diagonalize, kl_divergence
@@ -56,7 +57,9 @@ class AccountantSettings:
     ``accounting``: ``chernoff`` (Theorem 2, an upper bound) or ``exact`` (the true tail).
     ``adjacency``: ``heuristic`` (the paper's unspecified neighbour, our guess) or ``worst`` (a search).
     The other fields are the numerical choices of ``methods.ddppm.privacy``; ``search_*`` steer the
-    worst-case neighbour search (:func:`search_worst_neighbours`).
+    worst-case neighbour search (:func:`search_worst_neighbours`), which also starts from the
+    ``search_floor_seeds`` most-leaking moves per (observer, agent) of the parameter-free floor's search
+    (``floor``, :mod:`ddppm.methods.ddppm.floor`).
     """
 
     view: str = "network"
@@ -74,6 +77,8 @@ class AccountantSettings:
     search_rounds: int = schema_default("privacy", "search_rounds")
     search_keep: int = schema_default("privacy", "search_keep")
     search_width: int = schema_default("privacy", "search_width")
+    search_floor_seeds: int = schema_default("privacy", "search_floor_seeds")
+    floor: FloorSettings = field(default_factory=FloorSettings)
 
     def __post_init__(self) -> None:
         for key, value, allowed in (
@@ -102,8 +107,8 @@ class AccountantSettings:
         for key in ("search_rows", "search_directions", "search_keep", "search_width"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"methods.ddppm.privacy.{key} must be >= 1")
-        if self.search_rounds < 0:
-            raise ConfigError("methods.ddppm.privacy.search_rounds must be >= 0")
+        if self.search_rounds < 0 or self.search_floor_seeds < 0:
+            raise ConfigError("methods.ddppm.privacy: search_rounds and search_floor_seeds must be >= 0")
 
 
 def check_epsilons(eps: np.ndarray) -> np.ndarray:
@@ -198,19 +203,30 @@ class DeltaResult:
 PairKey = tuple[int, int, int, str]  # (observer, agent, row, kind)
 
 
-def default_neighbours(problem: DistributedProblem, settings: AccountantSettings) -> list[Neighbour]:
-    """The heuristic neighbours, or the worst-case search's starting proposals, of every agent."""
+def default_neighbours(
+    problem: DistributedProblem, settings: AccountantSettings, eps: np.ndarray | None = None
+) -> list[Neighbour]:
+    """The heuristic neighbours, or the worst-case search's starting proposals, of every agent.
+
+    The proposals are the leverage- and norm-based ones of :func:`search_proposals` and the most-leaking
+    moves of the parameter-free floor's search over every row (ranked over ``eps``), which looks where
+    the leak is: rows of low leverage pushed along weak eigen-directions leak more than the others.
+    """
     if settings.adjacency == "heuristic":
         return [
             n
             for j in range(problem.m)
             for n in heuristic_neighbours(problem, j, settings.candidate_rows, settings.candidate_kinds)
         ]
-    return [
+    proposals = [
         n
         for j in range(problem.m)
         for n in search_proposals(problem, j, settings.search_rows, settings.search_directions)
     ]
+    if settings.search_floor_seeds and eps is not None:
+        floor = cached_floor(problem, eps, settings.view, settings.floor)
+        proposals += floor_seeds(floor, settings.search_floor_seeds)
+    return proposals
 
 
 class _PairEvaluator:
@@ -319,7 +335,7 @@ def search_worst_neighbours(
     worst case, which a test checks against random valid neighbours.
     """
     eps = check_epsilons(eps)
-    pool = {n.key: n for n in default_neighbours(problem, settings)}
+    pool = {n.key: n for n in default_neighbours(problem, settings, eps)}
     observers = _observers(problem, settings)
     evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()), family)
     records = [r for n in pool.values() for r in evaluator.records(n, observers)]

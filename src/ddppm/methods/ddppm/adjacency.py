@@ -57,7 +57,7 @@ def moved(x: np.ndarray, direction: np.ndarray) -> np.ndarray:
     return project_to_ball(x + direction / np.linalg.norm(direction))
 
 
-def _digest(v: np.ndarray) -> str:
+def digest(v: np.ndarray) -> str:
     return hashlib.sha1(np.round(np.asarray(v, float), 12).tobytes()).hexdigest()  # full: no collisions
 
 
@@ -120,7 +120,7 @@ def perturbations(
     for _ in range(count):
         turned = base + scale * rng.standard_normal(x.size)
         new = moved(x, turned)
-        out.append(Neighbour(neighbour.agent, neighbour.row, f"search@{_digest(new)}", new))
+        out.append(Neighbour(neighbour.agent, neighbour.row, f"search@{digest(new)}", new))
     return out
 
 

@@ -30,6 +30,11 @@ def schema_default(section: str, key: str):
     return tuple(value) if isinstance(value, list) else value
 
 
+def floor_default(key: str):
+    """The default of ``methods.ddppm.privacy.floor.<key>`` in the config schema."""
+    return CONFIG_SCHEMA["properties"]["privacy"]["properties"]["floor"]["properties"][key]["default"]
+
+
 PARAMETER_COLUMNS = ("alpha", "sigma_q", "schedule", "scale", "ratio", "T", "sigma_p")
 
 

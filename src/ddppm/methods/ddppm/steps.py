@@ -6,6 +6,7 @@ Every function takes the validated config section ``methods.ddppm`` (``options``
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -20,11 +21,13 @@ from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
 from ddppm.methods.ddppm.adjacency import neighbour_table, neighbours_from_table
 from ddppm.methods.ddppm.algorithm import DDPPMParams, ddppm_errors, draw_standard_normals
 from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid
-from ddppm.methods.ddppm.method import param_rows, params_from_row
+from ddppm.methods.ddppm.floor import FLOOR_VIEWS, FloorSettings, parameter_free_floor
+from ddppm.methods.ddppm.method import param_rows, params_from_row, schema_default
 
 THREAT_MODELS: dict[str, dict[str, str]] = {
     "paper": {"view": "paper", "accounting": "chernoff", "adjacency": "heuristic"},
     "network": {"view": "network", "accounting": "chernoff", "adjacency": "heuristic"},
+    "paper_worst": {"view": "paper", "accounting": "exact", "adjacency": "worst"},
     "sound": {"view": "network", "accounting": "exact", "adjacency": "worst"},
 }
 """The built-in named threat models (config key ``threat_models`` may add more)."""
@@ -52,6 +55,8 @@ def accountant_settings(privacy: dict[str, Any], model: dict[str, str]) -> Accou
         candidate_rows=int(privacy["candidate_rows"]),
         candidate_kinds=tuple(privacy["candidate_kinds"]),
         observers=tuple(observers) if observers else None,
+        search_floor_seeds=int(privacy.get("search_floor_seeds", schema_default("privacy", "search_floor_seeds"))),
+        floor=FloorSettings(**privacy.get("floor", {})),
         realisations=int(privacy["realisations"]),
         seed=int(privacy["seed"]),
         **{
@@ -143,18 +148,20 @@ def chosen_row(table: pd.DataFrame, eps: float) -> pd.Series:
 
 
 def _worst_of_calibration(calibration: pd.DataFrame, neighbours: dict, screen: list | None = None) -> list:
-    """The calibration's per-ε worst neighbours, from its pool.
+    """The neighbours every δ the calibration recorded was computed with, from its pool.
 
-    Where no ε met its limit none was recorded: then the neighbours of the calibration's screen (the pairs
-    that leaked most over its search, ``screen``), and the whole pool only if there is no screen either.
+    The worst neighbour of every ε that met its limit (its confirmed δ), and the neighbours of the
+    calibration's screen (``screen``: the pairs every candidate's screened δ is the worst over). So at the
+    candidate's own T the curve's δ is at least the δ the calibration recorded for it, at every ε, and equal
+    for a chosen candidate. (Taking only the met rows' neighbours once drew Wine under ``sound`` as feasible
+    at ε = 5: the one met ε, 100, had a neighbour that leaks little at ε = 5.) The whole pool if neither.
     """
     pool = {n.key: n for n in neighbours_from_table(pd.DataFrame(neighbours))}
     keys = set()
     if "worst_agent" in calibration:
         for _, row in calibration[calibration["met"].astype(bool)].iterrows():
             keys.add((int(row["worst_agent"]), int(row["worst_row"]), str(row["worst_kind"])))
-    if not keys and screen:
-        keys = {(int(agent), int(row), str(kind)) for _, agent, row, kind in screen}
+    keys |= {(int(agent), int(row), str(kind)) for _, agent, row, kind in screen or []}
     chosen = [pool[k] for k in sorted(keys) if k in pool]
     return chosen or list(pool.values())
 
@@ -174,9 +181,12 @@ def delta_curve(
 ) -> tuple[pd.DataFrame, dict]:
     """δ(ε) and the error for T = 1..T_max with the other calibrated parameters fixed (paper Fig. 3).
 
-    If no candidate met the limit at this ε, the least-δ candidate is used and the table says so.
-    ``neighbours`` (the calibration's ``meta["neighbours"]``) replaces the neighbour search at every T; where
-    nothing met the limit, ``screen`` (its ``meta["screen_pairs"]``) narrows it to the most-leaking pairs.
+    If no candidate met the limit at this ε, the candidate with the least recorded δ is used (confirmed with
+    every pair where any was, else screened) and the table says so; ``delta_recorded`` is the δ the calibration
+    recorded for the candidate at this ε (at ``T_calibrated`` the curve's δ is at least that, and equal for a
+    calibrated choice). ``neighbours`` (the calibration's ``meta["neighbours"]``) replaces the neighbour search
+    at every T, narrowed to those every recorded δ used (:func:`_worst_of_calibration`, with ``screen``, its
+    ``meta["screen_pairs"]``).
     """
     from ddppm.methods.ddppm.theory import theorem3_bound
 
@@ -185,10 +195,17 @@ def delta_curve(
     in_grid = np.isclose(np.asarray(eps_grid, float), eps)
     limit = float(np.asarray(limits, float)[in_grid][0]) if in_grid.any() else np.nan
     if in_grid.any() and bool(chosen_row(calibration, eps)["met"]):
-        base, source = params_from_row(chosen_row(calibration, eps)), "calibrated"
+        row = chosen_row(calibration, eps)
+        base, source, recorded = params_from_row(row), "calibrated", float(row["delta"])
     else:
         at_eps = candidates[np.isclose(candidates["eps"], eps)] if in_grid.any() else candidates
-        base, source = params_from_row(at_eps.nsmallest(1, "delta_screen").iloc[0]), "least-delta candidate"
+        # The least δ the calibration recorded: among candidates confirmed with every pair where there are any
+        # (a screened δ, over two pairs, can be far below the candidate's δ with every pair).
+        confirmed = at_eps["delta_full"].notna() if "delta_full" in at_eps else pd.Series(False, index=at_eps.index)
+        delta = at_eps.loc[confirmed, "delta_full"] if confirmed.any() else at_eps["delta_screen"]
+        best = delta.idxmin()
+        base, recorded = params_from_row(at_eps.loc[best]), float(delta[best])
+        source = "least-delta confirmed candidate" if confirmed.any() else "least-delta screened candidate"
     settings = accountant_settings(options["privacy"], model)
     # Under the worst-case adjacency, δ at every T uses the neighbours that were worst in the calibration
     # (at some ε), taken from its search pool: searching again at each T would multiply the cost (the
@@ -229,6 +246,7 @@ def delta_curve(
                 "bound_sin": bound["bound_sin"],
                 "bound_det": float(np.sqrt(min(1.0, bound["consensus_term"] + bound["power_term"]))),
                 "T_calibrated": base.T,
+                "delta_recorded": recorded,
                 "params_source": source,
             }
         )
@@ -243,3 +261,54 @@ def delta_curve(
         "neighbours": f"{len(pool)} worst neighbours of the calibration" if pool is not None else settings.adjacency,
     }
     return pd.DataFrame(rows), meta
+
+
+def floor_table(
+    problem: DistributedProblem, eps: np.ndarray, limits: np.ndarray, options: dict, dataset: str
+) -> pd.DataFrame:
+    """The parameter-free floor of D-DP-PM's δ under every observer view (:mod:`ddppm.methods.ddppm.floor`).
+
+    One row per (view, ε): ``floor_hockey`` (the hockey-stick δ of the releases without added noise at the
+    worst neighbour found: a proven lower bound on D-DP-PM's δ, by either definition, for every T, α, σ_q
+    and σ_p), ``pdp_noise_free`` (the two-sided δ of the same releases: shown, not a bound), the δ limit,
+    ``infeasible_every_choice`` (the floor exceeds the limit: no parameter choice meets it) and the neighbour.
+    """
+    settings = FloorSettings(**options["privacy"].get("floor", {}))
+    limits = np.asarray(limits, float)
+    rows = []
+    for view in FLOOR_VIEWS:
+        result = parameter_free_floor(problem, np.asarray(eps, float), view, settings)
+        for e_idx, e in enumerate(result.eps):
+            at = result.table[np.isclose(result.table["eps"], e)]
+            worst = at.loc[at["delta_hockey"].idxmax()]
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "label": LABELS.get(dataset, dataset),
+                    "view": view,
+                    "eps": float(e),
+                    "delta_limit": float(limits[e_idx]),
+                    "floor_hockey": float(result.hockey[e_idx]),
+                    "pdp_noise_free": float(result.pdp[e_idx]),
+                    "infeasible_every_choice": bool(result.hockey[e_idx] > limits[e_idx]),
+                    "observer": int(worst["observer"]),
+                    "agent": int(worst["agent"]),
+                    "row": int(worst["row"]),
+                    "new_row": json.dumps(worst["new_row"]),
+                    "moves_screened": int(at["moves_screened"].sum()),
+                    "moves_exact": int(at["moves_exact"].sum()),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def floor_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The floor table as a reader wants it: one row per (data set, view, ε) with the limit, the floor, the
+    two-sided δ of the same releases and the verdict (``meets_limit_possible`` False: infeasible for every
+    parameter choice, a proof)."""
+    out = table[["label", "view", "eps", "delta_limit", "floor_hockey", "pdp_noise_free"]].copy()
+    out["meets_limit_possible"] = ~table["infeasible_every_choice"].astype(bool)
+    out["verdict"] = np.where(
+        out["meets_limit_possible"], "not excluded by the floor", "infeasible for every parameter choice"
+    )
+    return out.rename(columns={"label": "dataset"})
