@@ -23,6 +23,8 @@
 #   SLURM_TEST_APT_TIMEOUT    seconds allowed for each apt-get call (900)
 #   SLURM_TEST_CTLD_PORT / SLURM_TEST_SLURMD_PORT  first ports to try (6817/6818)
 #   SLURM_TEST_MIN_JOB_AGE    MinJobAge in slurm.conf (3600); see comment there.
+#   SLURM_TEST_OWNER_PID      the process that owns the cluster (default: the caller); a later `start`
+#                             stops a cluster whose owner is gone (see stop_if_stale).
 
 set -uo pipefail
 
@@ -144,9 +146,14 @@ link_default_conf() {  # link_default_conf DIR
     if [[ -L "$link" ]]; then
         target="$(readlink "$link")"
         if [[ "$target" != "$conf" ]] && pid_alive "$(read_pid "$(dirname "$target")/slurmctld.pid")"; then
-            log "ERROR: $link points to $target, a test cluster that is still running;"
-            log "       stop it first ($PROG stop $(dirname "$target"))."
-            return 1
+            if stop_if_stale "$(dirname "$target")"; then
+                log "stopped a stale test cluster in $(dirname "$target") (its owner is gone)."
+            else
+                log "ERROR: $link points to $target, a test cluster that is still running;"
+                log "       its owner (pid $(read_pid "$(dirname "$target")/owner.pid")) is alive: stop it first"
+                log "       ($PROG stop $(dirname "$target"))."
+                return 1
+            fi
         fi
         rm -f "$link"
     elif [[ -e "$link" ]]; then
@@ -180,6 +187,20 @@ unlink_default_conf() {  # unlink_default_conf DIR: remove our symlink only
     rm -f "$dir/default_conf_link" "$dir/default_conf_dirs"
 }
 
+# A cluster records the PID of the process that owns it (SLURM_TEST_OWNER_PID, e.g. the pytest process; by
+# default the caller of `start`) in DIR/owner.pid. A cluster whose owner is gone was left behind by a run that
+# was killed before its teardown (SIGKILL, a CI time limit): the next `start` stops it and goes on. A cluster
+# whose owner is alive, or that records no owner, is left alone.
+stop_if_stale() {  # stop_if_stale DIR -> 0 if DIR's cluster was stale and is now stopped
+    local owner
+    owner="$(read_pid "$1/owner.pid")"
+    [[ -n "$owner" ]] || return 1
+    pid_alive "$owner" && return 1
+    log "the owner (pid $owner) of the test cluster in $1 is gone; stopping that cluster."
+    (cmd_stop "$1") >/dev/null 2>&1  # a subshell: cmd_stop exports that cluster's SLURM_CONF
+    return 0
+}
+
 # ------------------------------------------------------------------ start ---
 cmd_start() {
     [[ $# -eq 1 ]] || die "usage: $PROG start DIR"
@@ -195,9 +216,11 @@ cmd_start() {
     for name in munged slurmctld slurmd; do
         pid="$(read_pid "$dir/$name.pid")"
         if pid_alive "$pid"; then
+            stop_if_stale "$dir" && break
             die "$name from a previous start is still running (pid $pid); run '$PROG stop $dir' first."
         fi
     done
+    echo "${SLURM_TEST_OWNER_PID:-$PPID}" >"$dir/owner.pid"
     # munged wants the socket directory and all its parents world-executable;
     # a pytest tmp dir lives under a 0700 /tmp/pytest-of-USER, so munged is
     # started with --force below, which turns that check into a warning (every

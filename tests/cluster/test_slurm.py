@@ -34,6 +34,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.cluster.harness import alive, daemon_pids, running_cluster
 from tests.conftest import TINY_RESULTS
 
 pytestmark = pytest.mark.cluster
@@ -44,8 +45,6 @@ SLURM_PROFILE = REPO / "profiles" / "slurm"
 VENV_BIN = Path(sys.executable).parent  # the interpreter running pytest: the project's venv
 
 INSTALL_TIMEOUT_S = 1200  # apt-get update + install on a slow mirror
-START_TIMEOUT_S = 120
-STOP_TIMEOUT_S = 90
 # Bounds for one Snakemake run.  The toy workflow needs ~10 s locally and ~45 s on
 # Slurm.  The pipeline on tests/config/tiny.yaml (63 Slurm jobs) needed 1.5-3 min
 # locally and 6-9.5 min on Slurm on a 2-CPU machine: every Slurm job pays ~8 s of
@@ -268,35 +267,20 @@ def slurm_cluster(tmp_path_factory):
         pytest.skip(f"cannot install slurm-wlm/munge ({secs:.0f} s): {_tail(proc, 15)}")
 
     state_dir = tmp_path_factory.mktemp("slurm-cluster")
+    daemons: dict = {}
     try:
-        proc, secs = _run(["bash", SLURM_SH, "start", state_dir], timeout=START_TIMEOUT_S)
-        if proc.returncode != 0:
-            pytest.fail(f"slurm.sh start failed (rc={proc.returncode}):\n{_tail(proc)}")
-        m = re.search(r"^export SLURM_CONF=(\S+)$", proc.stdout, re.MULTILINE)
-        assert m, f"slurm.sh start printed no SLURM_CONF line:\n{_tail(proc)}"
-        yield {"dir": str(state_dir), "conf": m.group(1), "start_seconds": secs}
-    finally:
-        daemons = {n: _read_pid(state_dir / f"{n}.pid") for n in ("munged", "slurmctld", "slurmd")}
-        stop, _ = _run(["bash", SLURM_SH, "stop", state_dir], timeout=STOP_TIMEOUT_S)
-        left = {n: pid for n, pid in daemons.items() if pid and _alive(pid)}
-        if stop.returncode != 0 or left:  # stop is designed never to fail
-            pytest.fail(f"slurm.sh stop left daemons running: {left}\n{_tail(stop)}")
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    """True for a running process; an exited one not yet reaped (zombie) counts as gone."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+        # stopped on exit, on a failure and on SIGTERM/SIGINT too (tests/cluster/harness.py); a SIGKILLed run's
+        # cluster is stopped by the next start, which finds its owner gone
+        with running_cluster(state_dir) as proc:
+            daemons = daemon_pids(state_dir)
+            m = re.search(r"^export SLURM_CONF=(\S+)$", proc.stdout, re.MULTILINE)
+            assert m, f"slurm.sh start printed no SLURM_CONF line:\n{_tail(proc)}"
+            yield {"dir": str(state_dir), "conf": m.group(1)}
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    left = {n: pid for n, pid in daemons.items() if alive(pid)}
+    if left:  # stop is designed never to fail
+        pytest.fail(f"slurm.sh stop left daemons running: {left}")
 
 
 # ----------------------------------------------------------------------- tests

@@ -1,0 +1,108 @@
+"""A killed test run leaves no Slurm behind, and a cluster whose owner died is cleaned up by the next start.
+
+Real daemons (Debian's slurm-wlm and munge, tests/cluster/slurm.sh): each test checks that they were really
+running before it kills anything, and that they are gone after.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.harness import alive, daemon_pids, slurm_sh, stop
+
+pytestmark = pytest.mark.cluster
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_CONF_LINK = Path("/run/slurm/conf/slurm.conf")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def slurm_installed():
+    if platform.system() != "Linux" or os.geteuid() != 0 or shutil.which("bash") is None:
+        pytest.skip("the Slurm teardown tests need Linux, root and bash")
+    installed = slurm_sh("install", timeout=1200)
+    if installed.returncode != 0:
+        pytest.skip(f"cannot install slurm-wlm/munge: {installed.stderr[-800:]}")
+
+
+def _wait(predicate, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+def _all_running(state_dir: Path) -> bool:
+    pids = daemon_pids(state_dir)
+    return all(alive(pid) for pid in pids.values())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_killed_owner_stops_its_cluster(tmp_path, sig):
+    """The fixture's cluster (tests/cluster/harness.running_cluster) held by a subprocess, which gets SIGTERM or
+    SIGINT: no daemon is left and the default-configuration link is gone."""
+    state, ready = tmp_path / "cluster", tmp_path / "ready"
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "tests.cluster.harness", "hold", str(state), str(ready)],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert _wait(ready.exists, 150), (
+            f"the cluster never came up:\n{holder.stdout.read() if holder.poll() is not None else ''}"
+        )
+        pids = daemon_pids(state)
+        assert all(alive(pid) for pid in pids.values()), f"daemons not running before the kill: {pids}"
+        assert DEFAULT_CONF_LINK.is_symlink() and os.readlink(DEFAULT_CONF_LINK).startswith(str(state))
+        holder.send_signal(sig)
+        holder.wait(timeout=120)
+        left = {name: pid for name, pid in pids.items() if alive(pid)}
+        assert not left, f"daemons left after {sig.name}: {left}"
+        assert not DEFAULT_CONF_LINK.is_symlink() or not os.readlink(DEFAULT_CONF_LINK).startswith(str(state))
+        assert holder.returncode != 0, "the holder ended because of the signal, not by itself"
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        stop(state)
+
+
+def test_a_stale_cluster_is_stopped_by_the_next_start_and_a_live_ones_is_not(tmp_path):
+    """A cluster whose recorded owner is dead (a SIGKILLed run) is stopped by the next start, which goes on; a
+    cluster whose owner is alive makes the next start fail with the clear error, and keeps running."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a PID that no longer runs
+    stale, fresh, other = tmp_path / "stale", tmp_path / "fresh", tmp_path / "other"
+    try:
+        started = slurm_sh("start", stale, timeout=150, owner=gone.pid)
+        assert started.returncode == 0, started.stderr[-2000:]
+        stale_pids = daemon_pids(stale)
+        assert all(alive(pid) for pid in stale_pids.values()), stale_pids
+
+        again = slurm_sh("start", fresh, timeout=150)  # owner: this process, alive
+        assert again.returncode == 0, again.stderr[-2000:]
+        assert "stopping that cluster" in again.stderr
+        assert not any(alive(pid) for pid in stale_pids.values()), "the stale cluster's daemons are gone"
+        assert _all_running(fresh)
+
+        refused = slurm_sh("start", other, timeout=150)
+        assert refused.returncode != 0 and "still running" in refused.stderr, refused.stderr[-2000:]
+        assert _all_running(fresh), "a cluster whose owner is alive is left alone"
+        assert not any(alive(pid) for pid in daemon_pids(other).values())
+    finally:
+        for state in (stale, fresh, other):
+            stop(state)
+    assert not any(alive(pid) for state in (stale, fresh) for pid in daemon_pids(state).values())
