@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from ddppm.pipeline.config import config_schema
 from tests.conftest import REPO
@@ -172,3 +173,42 @@ def test_readme_commands_run(tmp_path):
         assert out.returncode == 0, f"{command}:\n{out.stdout[-1500:]}\n{out.stderr[-1500:]}"
         if "--list-target-rules" in command:
             assert "fig2" in out.stdout and "floor" in out.stdout
+
+
+JSON_SCHEMA_KEYWORDS = {
+    "type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "default", "description", "properties",
+    "additionalProperties", "items", "enum", "required", "minItems", "maxItems", "uniqueItems", "oneOf", "anyOf",
+    "allOf", "not", "pattern", "minLength", "maxLength", "$schema", "title", "const", "patternProperties",
+    "propertyNames", "minProperties", "$ref", "definitions", "$defs", "examples", "format", "multipleOf",
+}  # fmt: skip
+
+
+def test_schema_descriptions_are_whole():
+    """A comma inside an unquoted flow-YAML description splits it into stray keys ("runs per (dataset" + "method"
+    + "ε)"): every schema node holds JSON-schema keywords only, and every description reads as a whole."""
+    stray: list[tuple[str, list[str]]] = []
+    descriptions = 0
+
+    def walk(node, where: str) -> None:
+        nonlocal descriptions
+        if isinstance(node, dict):
+            if "type" in node or "description" in node:
+                extra = sorted(str(k) for k in set(node) - JSON_SCHEMA_KEYWORDS)
+                if extra:
+                    stray.append((where, extra))
+                descriptions += "description" in node
+            for key, value in node.items():
+                if key in ("properties", "patternProperties", "$defs", "definitions"):
+                    for name, sub in value.items():
+                        walk(sub, f"{where}.{name}")
+                elif isinstance(value, dict | list):
+                    walk(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for i, sub in enumerate(node):
+                walk(sub, f"{where}[{i}]")
+
+    files = sorted((REPO / "src").rglob("*.schema.yaml"))
+    assert len(files) >= 6
+    for path in files:
+        walk(yaml.safe_load(path.read_text()), path.name)
+    assert descriptions > 50 and stray == []

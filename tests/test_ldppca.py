@@ -427,3 +427,13 @@ def test_registered_methods_recover_the_subspace_without_noise():
         np.testing.assert_allclose(bases[0].T @ bases[0], np.eye(k), atol=1e-8)
         point = RateInputs(n=1e4, p=p, k=k, sparsity=6, sigma=1.0, top_eigenvalue=0.1, eigengap=0.05, trace=1.0)
         assert set(get_method(name).rates(point)) == {"stated", "proof"}
+
+
+def test_findings_name_sparsities_without_empty_sets():
+    from ddppm.methods.ldppca.summary import _which_is_better
+
+    assert _which_is_better([4], []) == "Algorithm 2 is the better one at every sparsity (s = 4)"
+    assert _which_is_better([4, 8], [16]) == (
+        "Algorithm 2 is the better one for s ∈ {4, 8} and the worse one for s = 16"
+    )
+    assert _which_is_better([], []) == "the two tie"

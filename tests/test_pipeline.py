@@ -129,9 +129,44 @@ def test_summary_bands_and_tidy_table(toy_problem, param_tables):
     assert s["error_lo"] <= s["mean_ci_lo"] <= s["error_mean"] <= s["mean_ci_hi"] <= s["error_hi"]
     table = summary_table(summary)
     assert list(table.columns) == SUMMARY_COLUMNS
-    assert len(table) == 4 and set(table["threat_model"]) == {"none", "network"}
+    # LDP's δ is the Gaussian mechanism's for every neighbour and observer: its rows repeat under each threat model.
+    assert len(table) == 4 and set(table["threat_model"]) == {"network"} and set(table["role"]) == {"private"}
     row = table[(table["method"] == "ddppm") & (table["eps"] == 5.0)].iloc[0]
     assert row["accounting"] == "chernoff" and row["delta"] == 0.005 and bool(row["feasible"])
+    two = summary_table(summary, threat_models=["paper", "sound"])
+    ldp = two[two["method"] == "ldp"]
+    assert sorted(ldp["threat_model"]) == ["paper", "paper", "sound", "sound"]
+    assert ldp.groupby("eps")["error_mean"].nunique().eq(1).all()
+
+
+def test_summary_answers_best_private_method_in_one_group_by():
+    """References (no privacy, or handed v_R) never win; a baseline valid for every threat model competes in each."""
+    from ddppm.pipeline.tables import best_private, one_row_per_method
+
+    rows = [
+        # dataset, eps, method, threat_model, accounting, error, delta, feasible
+        ("d", 5.0, "ddppm", "paper", "exact", 0.30, 0.01, True),
+        ("d", 5.0, "ddppm", "sound", "exact", np.nan, np.nan, False),
+        ("d", 5.0, "ldp_analytic", "none", "gaussian_mechanism", 0.90, 0.02, True),
+        ("d", 5.0, "oracle", "none", "gaussian_mechanism", 0.10, 0.02, True),
+        ("d", 5.0, "dpm", "none", "none", 0.01, 0.0, True),
+    ]
+    errors = pd.DataFrame(
+        rows, columns=["dataset", "eps", "method", "threat_model", "accounting", "error_mean", "delta", "feasible"]
+    ).assign(delta_limit=0.04, error_lo=np.nan, error_hi=np.nan)
+    table = summary_table(errors)
+    refs = table[table["role"] == "reference"]
+    assert set(refs["method"]) == {"oracle", "dpm"} and set(refs["threat_model"]) == {"none"}
+    assert refs["delta"].isna().all() and refs["feasible"].isna().all()
+    # Through the CSV, as a user reads it.
+    from io import StringIO
+
+    read = pd.read_csv(StringIO(table.to_csv(index=False)))
+    best = best_private(read).set_index("threat_model")
+    assert best.loc["paper", "method"] == "ddppm" and best.loc["paper", "error_mean"] == 0.30
+    assert best.loc["sound", "method"] == "ldp_analytic" and best.loc["sound", "error_mean"] == 0.90
+    once = one_row_per_method(read)
+    assert (once["method"] == "ldp_analytic").sum() == 1 and len(once) == 5
 
 
 def test_param_rows_record_every_sigma(chosen):

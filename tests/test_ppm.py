@@ -515,5 +515,5 @@ def test_sensitivity_ratio_table_and_figures():
     )
     figure = ppm_plots.fig1(summary, noiseless=0.01, title="t")
     labels = [t.get_text() for t in figure.legends[0].get_texts()]
-    assert labels[:2] == ["Ours, centralised (Alg. 1)", "FedPower, synchronous (local DP)"]
+    assert labels[:2] == ["Nicolas et al., centralised (Alg. 1)", "FedPower, synchronous (local DP)"]
     assert ppm_plots.OVER_TARGET_LABEL in labels and any(label.startswith("no noise") for label in labels)

@@ -1,14 +1,17 @@
 """The HTML report as a reader sees it: rendered by a real headless browser (Debian's chromium).
 
-The tiny run's report is built with ``snakemake --report``, opened in headless Chromium, screenshotted, and
-its rendered text (the DOM after the page's scripts ran) is checked for the findings and for the numbers of the
-summary table, read independently from ``summary.csv``. Chromium is installed with apt-get when missing and
+The tiny run's report is built with ``snakemake --report``, opened in headless Chromium at two window sizes
+(a probe script reports where the headings lie), screenshotted, and its rendered text (the DOM after the page's
+scripts ran) and its findings page are checked for the verdict and for the numbers of the summary table, read
+independently from ``summary.csv``; every CSV it offers must have an HTML page in the report.
+Chromium is installed with apt-get when missing and
 the tests run as root (as CI does); otherwise the test skips and prints why.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import shutil
@@ -59,6 +62,30 @@ def _chromium() -> str:
     pytest.skip(f"chromium unavailable: {reason}")
 
 
+# Run in the page after its scripts: where the title and the "Findings" heading lie in the viewport.
+VIEWPORT_PROBE = """
+window.addEventListener("load", () => setTimeout(() => {
+  const heads = [...document.querySelectorAll("h1, h2, h3")];
+  const box = (test) => {
+    const e = heads.find((h) => test(h.textContent.trim()));
+    return e ? {top: e.getBoundingClientRect().top, bottom: e.getBoundingClientRect().bottom} : null;
+  };
+  const out = {height: window.innerHeight, title: box((t) => t.startsWith("ddppm")),
+               findings: box((t) => t === "Findings")};
+  const pre = document.createElement("pre");
+  pre.id = "ddppm-probe";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}, 2000));
+"""
+
+VIEWPORTS = ((1920, 1080), (1280, 800))
+
+
+def _text(dom: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", dom))  # the page's text, as a reader sees it
+
+
 @pytest.fixture(scope="module")
 def rendered_report(tiny_run, tmp_path_factory):
     work = tiny_run["work"]
@@ -68,49 +95,100 @@ def rendered_report(tiny_run, tmp_path_factory):
     browser = _chromium()
     out = tmp_path_factory.mktemp("chromium")
     flags = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={out / 'profile'}"]
-    dom = subprocess.run([*flags, "--dump-dom", report.as_uri()], capture_output=True, text=True, timeout=180)
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    text = html.unescape(re.sub(r"<[^>]+>", "", dom.stdout))  # the page's text, as a reader sees it
+
+    def dump(page, *extra: str) -> str:
+        run = subprocess.run([*flags, *extra, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180)
+        assert run.returncode == 0, run.stderr[-2000:]
+        return run.stdout
+
+    source = report.read_text()
+    probed = out / "probed.html"
+    at = source.rfind("</body>")
+    probed.write_text(source[:at] + f"<script>{VIEWPORT_PROBE}</script>" + source[at:])
+    positions = {}
+    for width, height in VIEWPORTS:
+        found = re.search(r'id="ddppm-probe">([^<]*)<', dump(probed, f"--window-size={width},{height}"))
+        assert found, "the probe did not run in the page"
+        positions[(width, height)] = json.loads(html.unescape(found.group(1)))
     screenshot = out / "report.png"
     shot = subprocess.run(
-        [*flags, "--window-size=1300,2400", f"--screenshot={screenshot}", report.as_uri()],
+        [*flags, "--window-size=1920,1080", f"--screenshot={screenshot}", report.as_uri()],
         capture_output=True,
         text=True,
         timeout=180,
     )
     assert shot.returncode == 0 and screenshot.exists(), shot.stderr[-2000:]
-    return {"dom": text, "screenshot": screenshot, "work": work}
+    findings = work / TINY_RESULTS / "report" / "findings.html"
+    return {
+        "dom": _text(dump(report)),
+        "findings": _text(dump(findings)),
+        "source": source,
+        "positions": positions,
+        "screenshot": screenshot,
+        "work": work,
+    }
 
 
-def test_landing_page_states_the_findings_with_numbers(rendered_report):
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda v: f"{v[0]}x{v[1]}")
+def test_title_and_findings_are_in_the_first_screen(rendered_report, viewport):
+    """Snakemake's template centres the landing page vertically: a long page spilled upward, out of reach."""
+    seen = rendered_report["positions"][viewport]
+    for heading in ("title", "findings"):
+        box = seen[heading]
+        assert box is not None, f"no {heading} heading in the rendered landing page"
+        assert 0 <= box["top"] < box["bottom"] <= seen["height"], (heading, box, seen["height"])
+
+
+def test_landing_page_gives_the_verdict_per_threat_model(rendered_report):
+    """The verdict's last row, recomputed here from summary.csv: points where D-DP-PM met its limit."""
     dom = rendered_report["dom"]
     summary = pd.read_csv(rendered_report["work"] / TINY_RESULTS / "tables" / "summary.csv")
     ours = summary[summary["method"] == "ddppm"]
+    assert ours["threat_model"].nunique() >= 2
     for model, rows in ours.groupby("threat_model"):
-        met = int((rows["feasible"].astype(bool) & rows["error_mean"].notna()).sum())
-        n_points = len(rows[["dataset", "eps"]].drop_duplicates())
-        assert f"Under threat model {model}" in dom
-        assert f"meets the paper's δ limit at {met} of {n_points} (dataset, ε) points" in dom
+        met = int((rows["feasible"] == True).sum())  # noqa: E712
+        assert model in dom
+        assert f"met at {met} of {len(rows)} points" in dom, model
+    assert "(a) beats LDP" in dom  # the claim's own label, not a renumbered list
+    assert "Findings" in dom and "Infeasible for every parameter choice" in dom
 
 
-def test_landing_page_shows_the_summary_numbers(rendered_report):
-    """Every mean error of summary.csv appears, as the table prints it, in the rendered page."""
-    dom = rendered_report["dom"]
+def test_findings_page_states_the_findings_with_numbers(rendered_report):
+    text = rendered_report["findings"]
     summary = pd.read_csv(rendered_report["work"] / TINY_RESULTS / "tables" / "summary.csv")
+    ours = summary[summary["method"] == "ddppm"]
+    for model, rows in ours.groupby("threat_model"):
+        met = int((rows["feasible"] == True).sum())  # noqa: E712
+        n_points = len(rows[["dataset", "eps"]].drop_duplicates())
+        assert f"Under threat model {model}" in text
+        assert f"meets the paper's δ limit at {met} of {n_points} (dataset, ε) points" in text
+    # Every mean error of summary.csv appears, as the table prints it.
     shown = summary[summary["error_mean"].notna()]
     assert len(shown) >= 8, "the tiny run must produce feasible points for this test to mean anything"
     for _, row in shown.iterrows():
-        assert f"{row['error_mean']:.3f}" in dom, (row["dataset"], row["eps"], row["method"], row["threat_model"])
-    assert dom.count("infeasible") >= int(summary["error_mean"].isna().sum())
-    for category in ("Fig. 2: error vs ε", "Fig. 3: error and δ vs T", "Tables"):
-        assert category in dom
+        assert f"{row['error_mean']:.3f}" in text, (row["dataset"], row["eps"], row["method"], row["threat_model"])
+    assert text.count("infeasible") >= int(
+        summary[["dataset", "eps", "method"]][summary["error_mean"].isna()].drop_duplicates().shape[0]
+    )
+
+
+def test_no_table_is_download_only(rendered_report):
+    """Every CSV the report offers has an HTML page in the report that shows it."""
+    items = re.findall(r'"(' + re.escape(TINY_RESULTS) + r'/[^"]+)": \{"name": "', rendered_report["source"])
+    assert len(items) >= 20 and TINY_RESULTS + "/report/findings.html" in items
+    csvs = [p for p in items if p.endswith(".csv")]
+    assert len(csvs) >= 6
+    for csv in csvs:
+        assert csv[: -len(".csv")] + ".table.html" in items, csv
+    for category in ("Fig. 2: error vs ε", "Fig. 3: error and δ vs T", "Tables", "Findings"):
+        assert category in rendered_report["dom"]
 
 
 def test_screenshot_is_a_rendered_page(rendered_report):
     import matplotlib.image as mpimg
 
     pixels = mpimg.imread(rendered_report["screenshot"])
-    assert pixels.shape[0] >= 2000 and pixels.shape[1] >= 1200
+    assert pixels.shape[0] >= 1000 and pixels.shape[1] >= 1900
     grey = pixels[..., :3].mean(axis=2)
     # Text and a sidebar: many distinct grey levels and a real spread, not a blank or an error page.
     assert len(np.unique(np.round(grey, 2))) > 20 and grey.std() > 0.1

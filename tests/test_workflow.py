@@ -99,7 +99,18 @@ def test_outputs_exist_with_schema(tiny_run):
     assert set(summary["threat_model"]) == {*models, "none"}
     ddppm_rows = summary[summary["method"] == "ddppm"]
     assert ddppm_rows["feasible"].any(), "the tiny config should have at least one feasible D-DP-PM point"
-    assert ddppm_rows.loc[~ddppm_rows["feasible"], "error_mean"].isna().all(), "no error for infeasible points"
+    assert ddppm_rows.loc[~ddppm_rows["feasible"].astype(bool), "error_mean"].isna().all(), "no error if infeasible"
+    # One group-by answers "best private method per (dataset, ε, threat model)": references carry no δ, and the
+    # LDP baselines (δ proven for every neighbour and observer) appear under every threat model.
+    refs = summary[summary["role"] == "reference"]
+    assert set(refs["method"]) == {"oracle", "dpm"} & set(methods)
+    assert refs["delta"].isna().all() and refs["feasible"].isna().all() and set(refs["threat_model"]) == {"none"}
+    ldp = summary[summary["method"] == "ldp_analytic"]
+    assert set(ldp["threat_model"]) == set(models) and len(ldp) == len(ddppm_rows)
+    private = summary[summary["role"] == "private"]
+    met = private[(private["feasible"] == True) & private["error_mean"].notna()]  # noqa: E712
+    best = met.loc[met.groupby(["dataset", "eps", "threat_model"])["error_mean"].idxmin()]
+    assert len(best) == len(private[["dataset", "eps", "threat_model"]].drop_duplicates())  # LDP is always met
 
 
 def test_tiny_run_never_touches_results(tiny_run):

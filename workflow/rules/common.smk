@@ -36,6 +36,8 @@ PROVENANCE_INPUTS = [f"{RESULTS}/tables/errors_{ds}.parquet" for ds in DATASETS]
     f"{RESULTS}/params/{ds}/{m}.parquet" for ds in DATASETS for m in METHODS
 ]
 FINDINGS_INPUTS = []
+# CSV tables the report offers as downloads: each gets an HTML twin the report shows (rule table_html).
+REPORT_TABLES = [f"{RESULTS}/tables/summary.csv"]
 # The report's landing page, written by rule report_landing from this run's tables (workflow/rules/report.smk).
 REPORT_LANDING = f"{RESULTS}/report/landing.rst"
 
@@ -97,7 +99,22 @@ def figure_targets():
     return out
 
 
+def verdict_inputs(wildcards=None):
+    """The tables the landing page's verdict reads (D-DP-PM's floors and δ-vs-T curves, where it runs)."""
+    if "ddppm" not in METHODS:
+        return []
+    models = dataset_config(config, DATASETS[0])["methods"]["ddppm"]["threat_models"]
+    curves = [f"{RESULTS}/methods/ddppm/{ds}/{tm}/delta_vs_T.parquet" for ds in DATASETS for tm in models]
+    return [f"{RESULTS}/tables/floor.csv", *curves]
+
+
+def html_twin(csv_path):
+    """The HTML page (rule table_html) that shows a CSV table in the report."""
+    return csv_path[: -len(".csv")] + ".table.html"
+
+
 def all_targets():
-    report_files = [REPORT_LANDING, f"{RESULTS}/report/provenance.html"]
+    report_files = [REPORT_LANDING, f"{RESULTS}/report/provenance.html", f"{RESULTS}/report/findings.html"]
+    report_files += [html_twin(p) for p in REPORT_TABLES]
     report_files += [f"{RESULTS}/tables/summary_{ds}.html" for ds in DATASETS]
     return figure_targets() + METHOD_TARGETS + EXPERIMENT_TARGETS + [f"{RESULTS}/tables/summary.csv"] + report_files

@@ -51,14 +51,45 @@ rule provenance_table:
         "../scripts/provenance_table.py"
 
 
+rule table_html:
+    """A CSV table of the report as an HTML page the report shows (the CSV stays its download)."""
+    input:
+        f"{RESULTS}/{{table}}.csv",
+    output:
+        report(
+            f"{RESULTS}/{{table}}.table.html",
+            caption="../report/table_html.rst",
+            category="Tables",
+            subcategory="Every table as a page",
+            labels={"table": "{table}"},
+        ),
+    params:
+        code=code_of("table_html.py"),
+    log:
+        f"{LOGS}/report/table_html/{{table}}.log",
+    wildcard_constraints:
+        table=r"[A-Za-z0-9_/.~-]+",
+    conda:
+        "../envs/ddppm.yaml"
+    script:
+        "../scripts/table_html.py"
+
+
 rule report_landing:
-    """The report's landing page: the findings in sentences with numbers, computed from this run's tables."""
+    """The report's landing page (the verdict, under one screen) and the page of every finding in full."""
     input:
         summary=f"{RESULTS}/tables/summary.csv",
         provenance=f"{RESULTS}/report/provenance.csv",
         findings=lambda wc: FINDINGS_INPUTS,
+        verdict=verdict_inputs,
     output:
-        f"{RESULTS}/report/landing.rst",
+        landing=f"{RESULTS}/report/landing.rst",
+        findings=report(
+            f"{RESULTS}/report/findings.html",
+            caption="../report/findings.rst",
+            category="Findings",
+            labels={"page": "every finding"},
+        ),
     params:
         cfg=global_params("datasets", "threat_models", "montecarlo", "experiments"),
         code=code_of("report_landing.py", methods="all"),
@@ -74,11 +105,14 @@ rule report_inputs:
     """Everything the HTML report shows (then: snakemake --report report.html)."""
     input:
         f"{RESULTS}/report/landing.rst",
+        f"{RESULTS}/report/findings.html",
         f"{RESULTS}/report/provenance.html",
         expand(f"{RESULTS}/tables/summary_{{dataset}}.html", dataset=DATASETS),
+        [html_twin(p) for p in REPORT_TABLES],
 
 
 localrules:
+    table_html,
     summary_table_html,
     provenance_table,
     report_landing,

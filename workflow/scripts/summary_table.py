@@ -9,5 +9,6 @@ from ddppm.pipeline.tables import summary_table
 log = setup_logging(snakemake.log[0])
 errors = pd.concat([read_parquet(p)[0] for p in snakemake.input.errors], ignore_index=True)
 table = summary_table(errors)
-log.info("summary: %d rows, %d infeasible", len(table), int((~table["feasible"].astype(bool)).sum()))
+infeasible = int(table["feasible"].eq(False).sum())
+log.info("summary: %d rows, %d infeasible", len(table), infeasible)
 write_text_atomic(snakemake.output[0], table.to_csv(index=False))

@@ -367,7 +367,7 @@ def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str) -> list[st
         overlap = (a["error_lo"] <= b["error_hi"]) & (b["error_lo"] <= a["error_hi"])
         ratio = np.exp(np.abs(np.log(a["error_mean"] / b["error_mean"]))).max()
         lines.append(
-            f"Ours centralised ≈ ours decentralised: their bootstrap intervals overlap at {int(overlap.sum())} of "
+            f"Nicolas et al. centralised ≈ decentralised: their bootstrap intervals overlap at {int(overlap.sum())} of "
             f"{len(a)} ε values; their mean errors differ by at most a factor {fmt(ratio)}."
         )
     if OURS in curve and BALCAN in curve:
@@ -375,7 +375,8 @@ def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str) -> list[st
         better = a["error_mean"] < b["error_mean"]
         worst = (b["error_mean"] / a["error_mean"]).idxmax()
         lines.append(
-            f"Ours < Balcan et al. centralised: smaller mean error at {int(better.sum())} of {len(a)} ε values; the "
+            f"Nicolas et al. < Balcan et al. centralised: smaller mean error at {int(better.sum())} of {len(a)} ε "
+            "values; the "
             f"largest gap is at ε = {fmt(worst)} ({fmt(a['error_mean'][worst])} against {fmt(b['error_mean'][worst])})."
         )
     local = [m for m in LOCAL_DP if m in curve]

@@ -33,6 +33,9 @@ import pandas as pd
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 
+ROLES = ("private", "reference")
+"""The values of ``role`` (:attr:`RegisteredMethod.role`, column ``role`` of ``summary.csv``)."""
+
 PARAM_COLUMNS = ("eps", "delta_limit", "threat_model", "accounting", "delta", "feasible")
 """Columns every parameter-table row has. ``delta`` is the δ the chosen parameters achieve (NaN where
 no parameters met the limit), ``delta_limit`` the budget it was chosen for, ``threat_model`` and
@@ -56,6 +59,14 @@ class RegisteredMethod(ABC):
     style: ClassVar[dict[str, Any]] = {}
     task: ClassVar[str]
     """The problem the method solves; each task has its own interface (a subclass of this class)."""
+    role: ClassVar[str] = "private"
+    """``private``: a method whose releases are (ε, δ)-DP with the δ its parameter table records;
+    ``reference``: a yardstick that is not a deployable private method (no privacy, or handed private
+    information such as the true singular vector). Reference rows of ``summary.csv`` carry no δ."""
+    delta_holds_for_every_threat_model: ClassVar[bool] = False
+    """True when the recorded δ is a mechanism's δ proven for every neighbour and every observer (e.g. the
+    analytic Gaussian mechanism of sensitivity 1 on each agent's own data): ``summary.csv`` then repeats the
+    method's rows under every threat model of the run."""
 
     def plot_style(self) -> dict[str, Any]:
         """Legend label and line style for the figures."""

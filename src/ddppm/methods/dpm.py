@@ -23,6 +23,7 @@ class NoiseFreeDPM(Method):
     name = "dpm"
     label = "D-PM, no privacy (reference)"
     style = {"color": "#555555", "marker": "D", "linestyle": ":"}
+    role = "reference"
     depends_on_eps = False
     config_schema = {
         "type": "object",

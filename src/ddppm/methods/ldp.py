@@ -43,6 +43,9 @@ def ldp_errors(
 class _GaussianLDP(Method):
     """Shared by both calibrations: only :meth:`sigma` differs."""
 
+    # Each agent releases its own rows plus Gaussian noise: sensitivity 1 for every neighbour, whoever observes.
+    delta_holds_for_every_threat_model = True
+
     @staticmethod
     def sigma(eps: float, delta: float) -> float:
         raise NotImplementedError

@@ -60,7 +60,11 @@ def frontier_panel(
     ax.set_xlabel(f"δ at ε = {eps:g} (hollow: screened lower bound; filled: confirmed)")
     ax.set_ylabel(ERROR_LABEL)
     ax.set_ylim(0, 1.05)
-    ax.set_title(f"{title} (δ limit {_fmt_delta(limit)})")
+    # Hollow points left of the limit were screened against the neighbour pairs known at the time; they were never
+    # confirmed (a candidate with less error was, or pairs found later raised their δ), so they are not options.
+    unconfirmed = int(((~confirmed) & (at["delta_shown"] <= limit)).sum()) if np.isfinite(limit) else 0
+    note = f"\n{unconfirmed} hollow left of the limit: never confirmed, δ a lower bound" if unconfirmed else ""
+    ax.set_title(f"{title} (δ limit {_fmt_delta(limit)}){note}")
     ax.legend(
         handles=[Line2D([], [], marker="o", linestyle="", color=cmap(k / max(len(Ts) - 1, 1))) for k in range(len(Ts))],
         labels=[f"T = {T}" for T in Ts],

@@ -4,7 +4,7 @@ Input: the ``summary`` table of :func:`ddppm.experiments.ldppca.summarise` for o
 panel, point, σ mode and method) and its ``theory_fit`` table. Layout: one row of panels per group (k, and s
 for the sparse case), one column per config panel. Each curve is one (method, σ calibration): mean
 ``||V̂V̂ᵀ − VVᵀ||_F`` over the runs with the 2.5–97.5 % band, dodged sideways so none hides another; points
-whose σ does not achieve the target δ at the true sensitivity √2 carry a ring in the infeasible colour. Grey:
+whose σ does not achieve the target δ at the true sensitivity √2 are drawn in the infeasible colour. Grey:
 the chance level ``sqrt(2k − 2k²/p)``; dotted vertical: the paper's own setting; black dashed / dotted: the rate
 of the first method's theorem as printed / as its proof gives, each with its least-squares constant (legend),
 drawn where it is below the chance level.
@@ -51,7 +51,8 @@ def _fmt(value: float) -> str:
     if value >= 1e4:
         exponent = int(np.floor(np.log10(value)))
         mantissa = value / 10**exponent
-        return f"10^{exponent}" if abs(mantissa - 1) < 1e-9 else f"{mantissa:.3g}·10^{exponent}"
+        power = rf"10^{{{exponent}}}"  # mathtext: a superscript, not the characters "^12"
+        return f"${power}$" if abs(mantissa - 1) < 1e-9 else rf"${mantissa:.3g}\cdot {power}$"
     return f"{value:g}"
 
 
@@ -151,11 +152,13 @@ def ldppca_figure(
                     handles.setdefault(label, line)
                     bad = ~curve["feasible"].to_numpy(bool)
                     if bad.any():
-                        ring = ax.scatter(
-                            x[bad], curve["error_mean"].to_numpy(float)[bad], s=55, facecolors="none",
-                            edgecolors=INFEASIBLE_COLOR, linewidths=1.1, zorder=5,
+                        # The point itself in the infeasible colour, edged in its series' colour: a ring around
+                        # it covered the neighbouring series where most points miss.
+                        miss = ax.scatter(
+                            x[bad], curve["error_mean"].to_numpy(float)[bad], s=16, marker=marker,
+                            facecolors=INFEASIBLE_COLOR, edgecolors=color, linewidths=0.6, zorder=5,
                         )  # fmt: skip
-                        handles.setdefault("σ misses δ at the true sensitivity √2 (achieved δ > target)", ring)
+                        handles.setdefault("σ misses δ at the true sensitivity √2 (achieved δ > target)", miss)
                 if not _draw_rates(ax, part, fits[fits["panel"] == panel], first_method, handles):
                     ax.text(
                         0.03, 0.04, "rates not fitted:\nno point well below chance", transform=ax.transAxes,

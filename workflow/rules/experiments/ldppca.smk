@@ -153,3 +153,5 @@ localrules:
     ldppca_fig3,
     ldppca_fig4,
     ldppca,
+
+REPORT_TABLES.append(f"{LDPPCA}/summary.csv")

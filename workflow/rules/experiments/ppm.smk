@@ -219,3 +219,5 @@ localrules:
     ppm_figure_fig2,
     ppm_fig1,
     ppm_fig2,
+
+REPORT_TABLES.extend(PPM_TABLES)

@@ -187,3 +187,5 @@ localrules:
     workshop_summary,
     workshop_figure_fig1,
     workshop_fig1,
+
+REPORT_TABLES.extend(WORKSHOP_TABLES)

@@ -139,6 +139,21 @@ def _sci(value: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
 
 
+def _which_is_better(better: list[int], worse: list[int]) -> str:
+    """ "Algorithm 2 is the better one for s ∈ {…} and the worse one for s ∈ {…}", without empty sets."""
+
+    def sparsities(values: list[int]) -> str:
+        return f"s = {values[0]}" if len(values) == 1 else "s ∈ {" + ", ".join(map(str, values)) + "}"
+
+    if better and worse:
+        return f"Algorithm 2 is the better one for {sparsities(better)} and the worse one for {sparsities(worse)}"
+    if better:
+        return f"Algorithm 2 is the better one at every sparsity ({sparsities(better)})"
+    if worse:
+        return f"Algorithm 2 is the worse one at every sparsity ({sparsities(worse)})"
+    return "the two tie"
+
+
 def _label(method: str) -> str:
     return "Algorithm 1" if method == "ldppca_gaussian" else "Algorithm 2" if method == "ldppca_fantope" else method
 
@@ -193,7 +208,7 @@ def findings(summary: pd.DataFrame, fits: pd.DataFrame, paper_points: dict[str, 
             if figure == "fig4" or curves["sparsity"].notna().any():
                 ref = curves[curves["sigma_mode"] == (reference if reference in values else next(iter(values)))]
                 each = [
-                    f"s = {int(s)}: {_sci(crossing(c['n'], c['error_over_chance']))}"
+                    f"{_sci(crossing(c['n'], c['error_over_chance']))} (s = {int(s)})"
                     for s, c in ref.groupby("sparsity", sort=True)
                 ]
                 lines.append(
@@ -229,7 +244,7 @@ def findings(summary: pd.DataFrame, fits: pd.DataFrame, paper_points: dict[str, 
             if {"ldppca_fantope", "ldppca_gaussian"} <= set(cols):
                 better = [int(s) for s, row in pivot.iterrows() if row["ldppca_fantope"] < row["ldppca_gaussian"]]
                 worse = [int(s) for s, row in pivot.iterrows() if row["ldppca_fantope"] > row["ldppca_gaussian"]]
-                verdict = f"; Algorithm 2 is the better one for s ∈ {better} and the worse one for s ∈ {worse}"
+                verdict = "; " + _which_is_better(better, worse)
             lines.append(
                 f"{figure}: at n = {_sci(float(last['n'].iloc[0]))} the error over chance is "
                 f"({' vs '.join(_label(c) for c in cols)}) {each}{verdict}."

@@ -147,7 +147,7 @@ class PPMTheirsSqrt2(PowerMethod):
     """Algorithm 1 with ``√2 max_i ‖X_{i:}‖₂`` (Lemma B.1): one interaction of R removed. "Ours, centralised"."""
 
     name = "ppm_theirs_sqrt2"
-    label = "Ours, centralised (Alg. 1)"
+    label = "Nicolas et al., centralised (Alg. 1)"
     style: ClassVar[dict[str, Any]] = {"color": "#1f77b4", "marker": "o", "linestyle": "-"}
     rule, noise_model, adjacency = "theirs", "central", "interaction"
     privacy_model = "central DP, trusted curator; one user–item interaction removed"
@@ -158,7 +158,7 @@ class PPMDecentralised(PowerMethod):
     """Algorithm 2: every user is a client adding ``N(0, Δ²σ²/s)`` behind secure aggregation, Δ as Lemma B.1."""
 
     name = "ppm_decentralised"
-    label = "Ours, decentralised (Alg. 2, SecAgg)"
+    label = "Nicolas et al., decentralised (Alg. 2, SecAgg)"
     style: ClassVar[dict[str, Any]] = {"color": "#2ca02c", "marker": "s", "linestyle": "--"}
     rule, noise_model, adjacency = "theirs", "secure_aggregation", "interaction"
     privacy_model = "distributed DP (secure aggregation, honest-but-curious); one interaction removed"
