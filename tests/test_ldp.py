@@ -131,3 +131,34 @@ def test_bad_delta_raises(delta):
     for fn in (classic_gaussian_sigma, analytic_gaussian_sigma):
         with pytest.raises(PrivacyError, match="delta_limits"):
             fn(1.0, delta)
+
+
+def test_analytic_sigma_at_extreme_delta_is_its_own_not_the_bracket_end():
+    """δ = 1e-300 used to return the search's end (σ = 1e6·Δ), since δ(σ) was clipped at 1e-300 before the log;
+    ε = 1e-6 with δ = 1e-8 needs σ ≈ 4e7·Δ, outside the old bracket (a raw scipy ValueError)."""
+    from scipy.special import erfcx
+
+    from ddppm.privacy.mechanisms import analytic_gaussian_log_delta
+
+    sigma = analytic_gaussian_sigma(1.0, 1e-300)
+    assert sigma < 1e3
+    # log δ by a route that shares nothing with the tested one (log_ndtr): with x₁ = b − a, x₂ = b + a
+    # (a = Δ/2σ, b = εσ/Δ), e^ε φ(x₂) = φ(x₁), so δ = φ(x₁)·(M(x₁) − M(x₂)), M the Mills ratio √(π/2)·erfcx(x/√2).
+    a, b = 0.5 / sigma, 1.0 * sigma
+    mills = [np.sqrt(np.pi / 2) * erfcx(x / np.sqrt(2)) for x in (b - a, b + a)]
+    log_delta = norm.logpdf(b - a) + np.log(mills[0] - mills[1])
+    assert log_delta == pytest.approx(np.log(1e-300), abs=1e-6)
+    assert analytic_gaussian_log_delta(sigma * 0.999, 1.0) > np.log(1e-300)
+
+    tiny = analytic_gaussian_sigma(1e-6, 1e-8)
+    assert 1e6 < tiny < 1e9
+    # δ of N(0, σ²) vs N(1, σ²) at ε = 1e-6 as the hockey-stick integral in closed form over the region p > e^ε q
+    # (x < 1/2 − εσ²), in units of σ, with scipy.stats.norm rather than log_ndtr.
+    cut = 0.5 / tiny - 1e-6 * tiny
+    hockey = norm.cdf(cut) - np.exp(1e-6) * norm.cdf(cut - 1 / tiny)
+    assert hockey == pytest.approx(1e-8, rel=1e-4)
+
+
+def test_analytic_sigma_unreachable_delta_is_a_privacy_error():
+    with pytest.raises(PrivacyError, match="delta_limits"):
+        analytic_gaussian_sigma(1e-300, 1e-305)  # needs σ ≈ 4e304·Δ

@@ -152,6 +152,62 @@ def test_chosen_parameters_meet_delta_limit(tiny_run):
     assert checked >= 2, "the tiny config should have feasible points under both threat models"
 
 
+def test_chosen_delta_recomputed_by_an_independent_route(tiny_run):
+    """Each met row's δ, at the neighbour the calibration found worst, by a route that shares no code with
+    ``evaluate_delta``: the observer's conditional law from the literal M and L of eq. (20)–(21)
+    (``conditional_law_full``) for X and for the neighbour, then ``gaussian_tail_delta`` on the two Gaussians
+    (both orders), averaged over the observer's own-randomness realisations."""
+    from ddppm.methods.ddppm.accountant import own_randomness
+    from ddppm.methods.ddppm.adjacency import Neighbour, apply_neighbour
+    from ddppm.methods.ddppm.method import params_from_row
+    from ddppm.methods.ddppm.release import conditional_law_full
+    from ddppm.methods.ddppm.steps import accountant_settings
+    from ddppm.pipeline.config import dataset_config, validate_config
+    from ddppm.pipeline.steps import problem_from_files
+    from ddppm.privacy.tails import gaussian_tail_delta
+
+    res = tiny_run["work"] / TINY_RESULTS
+    base = yaml.safe_load((tiny_run["work"] / "config.yaml").read_text())
+    tiny = yaml.safe_load((tiny_run["work"] / TINY).read_text())
+    from snakemake.utils import update_config
+
+    update_config(base, tiny)
+    merged = validate_config(base)
+    checked = set()
+    for ds in tiny["datasets"]:
+        problem = problem_from_files(
+            *(res / "data" / ds / f for f in ("normalized.parquet", "partition.parquet", "network.parquet"))
+        )
+        cfg = dataset_config(merged, ds)
+        for model in cfg["methods"]["ddppm"]["threat_models"]:
+            definition = cfg["threat_models"][model]
+            settings = accountant_settings(cfg["methods"]["ddppm"]["privacy"], definition)
+            chosen, _ = read_parquet(res / "methods" / "ddppm" / ds / model / "calibration.parquet")
+            for _, row in chosen[chosen["met"]].iterrows():
+                params = params_from_row(row)
+                observer = int(row["worst_observer"])
+                neighbour = Neighbour(
+                    int(row["worst_agent"]), int(row["worst_row"]), row["worst_kind"],
+                    np.asarray(yaml.safe_load(row["worst_new_row"]), float),
+                )  # fmt: skip
+                laws = [
+                    conditional_law_full(p, params.alpha, params.sigma_q, params.sigmas, observer, definition["view"])
+                    for p in (problem, apply_neighbour(problem, neighbour))
+                ]
+                own = own_randomness(problem, params, observer, settings)
+                deltas = [
+                    gaussian_tail_delta(
+                        laws[0].mean_map @ own[:, r], laws[0].cov, laws[1].mean_map @ own[:, r], laws[1].cov,
+                        [row["eps"]], method=definition["accounting"],
+                    )[0]
+                    for r in range(own.shape[1])
+                ]  # fmt: skip
+                assert np.mean(deltas) == pytest.approx(row["delta"], rel=1e-6, abs=1e-300), (ds, model, row["eps"])
+                assert np.mean(deltas) <= row["delta_limit"] * (1 + 1e-6)
+                checked.add(definition["accounting"])
+    assert checked == {"chernoff", "exact"}, "the tiny run must meet a limit under both accountings"
+
+
 def test_config_error_stops_before_any_job(tmp_path):
     work = copy_repo(tmp_path)
     bad = yaml.safe_load((work / TINY).read_text())

@@ -9,7 +9,8 @@ cfg = snakemake.params.cfg
 method, threat_model = snakemake.wildcards.workshop_method, snakemake.wildcards.workshop_tm
 section = {**cfg["workshop"], "threat_models": [threat_model]}
 problem = problem_from_files(snakemake.input.data, snakemake.input.partition, snakemake.input.network)
-params, candidates, meta = calibrate(problem, section, method, threat_model)
+definitions = {threat_model: cfg["threat_models"][threat_model]}  # from the one table, or the config's own
+params, candidates, meta = calibrate(problem, section, method, threat_model, definitions)
 info = {"config_hash": cfg["config_hash"], "method": method, "threat_model": threat_model}
 write_parquet(params, snakemake.output.params, {**info, "calibration": meta})
 write_parquet(candidates, snakemake.output.candidates, info)

@@ -70,7 +70,7 @@ def panel_points(panel: dict[str, Any]) -> list[tuple[int, int, float]]:
     return points
 
 
-def check_config(section: dict[str, Any]) -> None:
+def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
     """Cross-key checks of the validated section ``ldppca`` (raises :class:`ConfigError` naming the key)."""
     for figure in FIGURES:
         cfg = section[figure]

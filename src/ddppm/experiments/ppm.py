@@ -62,7 +62,7 @@ def default_section(**overrides: Any) -> dict[str, Any]:
     return section
 
 
-def check_config(section: dict[str, Any]) -> None:
+def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
     """Cross-key checks of the validated section ``ppm`` that its schema cannot express; raises
     :class:`ConfigError` naming the key and the fix."""
     known = available_methods(task=PRIVATE_SUBSPACE)

@@ -31,10 +31,10 @@ from ddppm.experiments import available_experiments
 from ddppm.methods import available_methods, get_method
 from ddppm.pipeline.montecarlo import montecarlo_runs, summarize_runs
 from ddppm.pipeline.steps import partition_and_network, prepare_dataset
+from ddppm.privacy.threat_models import threat_model_table
 
 DATASET = "sbm_graph_signal"
 CALIBRATED = ("ddppm", "ddppm_workshop")
-BUILT_IN_THREAT_MODELS = ("paper", "paper_worst", "network", "sound")
 
 
 def _defaults(schema: dict[str, Any]) -> Any:
@@ -91,7 +91,7 @@ def method_options(section: dict[str, Any], name: str) -> dict[str, Any]:
     return options
 
 
-def check_config(section: dict[str, Any]) -> None:
+def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
     """Cross-key checks of the validated section ``workshop``; raises :class:`ConfigError` naming the key."""
     levels = section["delta_levels"]
     if len(levels["levels"]) != len(levels["breaks"]) + 1:
@@ -101,11 +101,12 @@ def check_config(section: dict[str, Any]) -> None:
         )
     if list(levels["breaks"]) != sorted(levels["breaks"]):
         raise ConfigError("workshop.delta_levels.breaks must increase")
-    unknown = [tm for tm in section["threat_models"] if tm not in BUILT_IN_THREAT_MODELS]
+    table = threat_model_table((config or {}).get("threat_models"))
+    unknown = [tm for tm in section["threat_models"] if tm not in table]
     if unknown:
         raise ConfigError(
-            f"workshop.threat_models: {unknown} are not built in ({list(BUILT_IN_THREAT_MODELS)}); the experiment "
-            "uses the built-in definitions"
+            f"workshop.threat_models: {unknown} are not defined (known: {sorted(table)}); define them under the "
+            "top-level `threat_models` (view, accounting, adjacency)"
         )
     known = available_methods()
     for name in section["methods"]:

@@ -24,6 +24,7 @@ from ddppm.data import PAPER_SHAPES
 from ddppm.data.datasets import accepted_options
 from ddppm.experiments import available_experiments, experiment_module
 from ddppm.methods import available_methods
+from ddppm.privacy.threat_models import ACCOUNTINGS, ADJACENCIES, BUILT_IN, VIEWS, threat_model_table
 
 SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")
 GLOBAL_SECTIONS = ("network", "partition", "montecarlo")
@@ -34,6 +35,11 @@ GLOBAL_SECTIONS = ("network", "partition", "montecarlo")
 def config_schema() -> dict[str, Any]:
     """The full schema: the base schema with one ``methods.<name>`` entry per registered method."""
     schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    # The threat models' default and allowed values come from their one table, not from a copy in the YAML.
+    schema["properties"]["threat_models"]["default"] = {name: tm.as_dict() for name, tm in BUILT_IN.items()}
+    allowed = schema["definitions"]["threat_model"]["properties"]
+    for key, values in (("view", VIEWS), ("accounting", ACCOUNTINGS), ("adjacency", ADJACENCIES)):
+        allowed[key]["enum"] = list(values)
     methods = schema["properties"]["methods"]
     for name, method in available_methods().items():
         if getattr(method, "configured_by", None):
@@ -138,6 +144,10 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
                     f"unknown method `{name}` in `dataset_options.{ds}.methods`; known: {sorted(method_schemas)}"
                 )
             _raise_first(plain(method_schemas[name]), section, schema, f" in dataset_options.{ds}.methods.{name}")
+    # A config that defines threat models of its own keeps the built-in ones (a same-named entry replaces one).
+    config["threat_models"] = {
+        name: tm.as_dict() for name, tm in threat_model_table(config.get("threat_models")).items()
+    }
     check_config(config)
     return config
 
@@ -219,15 +229,16 @@ def job_params(
 
 
 def check_experiments(config: dict[str, Any]) -> None:
-    """Each listed experiment's own cross-key checks: ``check_config(section)`` in ``ddppm.experiments.<name>``,
-    if it defines one (it raises :class:`ConfigError` naming the key ``<name>.<key>``)."""
+    """Each listed experiment's own cross-key checks: ``check_config(section, config)`` in
+    ``ddppm.experiments.<name>``, if it defines one (it raises :class:`ConfigError` naming the key
+    ``<name>.<key>``); ``config`` is the whole validated config (e.g. its ``threat_models``)."""
     import importlib
 
     for name in config.get("experiments", []):
         module = importlib.import_module(experiment_module(name))
         check = getattr(module, "check_config", None)
         if check is not None:
-            check(config[name])
+            check(config[name], config)
 
 
 def check_config(config: dict[str, Any]) -> None:

@@ -40,13 +40,44 @@ def analytic_gaussian_delta(sigma: float, eps: float, sensitivity: float = 1.0) 
     return float(max(first - second, 0.0))
 
 
+def analytic_gaussian_log_delta(sigma: float, eps: float, sensitivity: float = 1.0) -> float:
+    """``log δ`` of :func:`analytic_gaussian_delta`, accurate where δ underflows (δ = 1e-300 and below):
+    ``log Φ(a − b) + log1p(−e^{ε + log Φ(−a − b) − log Φ(a − b)})`` with ``a = Δ/(2σ)``, ``b = εσ/Δ``."""
+    a = sensitivity / (2 * sigma)
+    b = eps * sigma / sensitivity
+    first = log_ndtr(a - b)
+    ratio = np.exp(eps + log_ndtr(-a - b) - first)
+    return float(first + np.log1p(-ratio)) if ratio < 1 else -np.inf
+
+
 def analytic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ with :func:`analytic_gaussian_delta` ``≤ δ`` (Balle & Wang 2018, Algorithm 1), by
-    root finding on the exact, strictly decreasing ``δ(σ)``; valid for every ε > 0."""
+    root finding on the exact, strictly decreasing ``log δ(σ)``; valid for every ε > 0 and 0 < δ < 1.
+
+    The bracket starts at ``[1e-6 Δ, 1e6 Δ]`` and widens tenfold until it holds the root (tiny ε with tiny δ
+    needs σ ≫ 1e6 Δ); log δ is computed without underflow, so δ = 1e-300 gets its own σ, not the bracket's end.
+    """
     check_eps_delta(eps, delta)
+    target = np.log(delta)
 
     def gap(log_sigma: float) -> float:
-        return np.log(max(analytic_gaussian_delta(np.exp(log_sigma), eps, sensitivity), 1e-300)) - np.log(delta)
+        # log δ = −inf only where the two terms round to equal: far right of the root; keep brentq finite
+        return max(analytic_gaussian_log_delta(np.exp(log_sigma), eps, sensitivity), -1e9) - target
 
+    unreachable = PrivacyError(
+        f"no Gaussian noise scale computable in double precision reaches delta={delta!r} at epsilon={eps!r}; "
+        "fix the config keys `epsilons` / `delta_limits`"
+    )
     lo, hi = np.log(1e-6 * sensitivity), np.log(1e6 * sensitivity)
-    return float(np.exp(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12)))
+    while gap(lo) <= 0:  # δ(σ) → 1 as σ → 0
+        lo -= np.log(10.0)
+        if lo < np.log(1e-300):
+            raise unreachable
+    while gap(hi) > 0:
+        hi += np.log(10.0)
+        if hi > np.log(1e300):
+            raise unreachable
+    log_sigma = brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12)
+    if abs(gap(log_sigma)) > 1e-6:  # the two terms of δ no longer differ in double precision
+        raise unreachable
+    return float(np.exp(log_sigma))

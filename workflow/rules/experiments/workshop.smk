@@ -51,7 +51,12 @@ rule workshop_calibrate:
         cfg=lambda wc: job_params(
             config,
             None,
-            ("workshop.epsilons", "workshop.delta_levels", f"workshop.method_options.{wc.workshop_method}")
+            (
+                "workshop.epsilons",
+                "workshop.delta_levels",
+                f"workshop.method_options.{wc.workshop_method}",
+                f"threat_models.{wc.workshop_tm}",
+            )
             + (("workshop.budget",) if wc.workshop_method == "ddppm_workshop" else ()),
         ),
         code=code_of("workshop_calibrate.py"),

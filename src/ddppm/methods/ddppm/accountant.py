@@ -43,10 +43,7 @@ from ddppm.methods.ddppm.method import schema_default
 from ddppm.methods.ddppm.release import ConditionalLaw, ReducedReleaseModel, reduction_basis
 from ddppm.privacy.gaussian import GaussianPair, SupportBasis, diagonalize, kl_divergence
 from ddppm.privacy.tails import TailDeltas, pair_tail_deltas
-
-VIEWS = ("paper", "network")
-ACCOUNTINGS = ("chernoff", "exact")
-ADJACENCIES = ("heuristic", "worst")
+from ddppm.privacy.threat_models import ACCOUNTINGS, ADJACENCIES, VIEWS
 
 
 @dataclass(frozen=True)

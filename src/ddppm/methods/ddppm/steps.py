@@ -23,24 +23,15 @@ from ddppm.methods.ddppm.algorithm import DDPPMParams, ddppm_errors, draw_standa
 from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid
 from ddppm.methods.ddppm.floor import FLOOR_VIEWS, FloorSettings, parameter_free_floor
 from ddppm.methods.ddppm.method import param_rows, params_from_row, schema_default
+from ddppm.privacy.threat_models import BUILT_IN, resolve
 
-THREAT_MODELS: dict[str, dict[str, str]] = {
-    "paper": {"view": "paper", "accounting": "chernoff", "adjacency": "heuristic"},
-    "network": {"view": "network", "accounting": "chernoff", "adjacency": "heuristic"},
-    "paper_worst": {"view": "paper", "accounting": "exact", "adjacency": "worst"},
-    "sound": {"view": "network", "accounting": "exact", "adjacency": "worst"},
-}
-"""The built-in named threat models (config key ``threat_models`` may add more)."""
+THREAT_MODELS: dict[str, dict[str, str]] = {name: tm.as_dict() for name, tm in BUILT_IN.items()}
+"""The built-in named threat models as dicts (the table itself: :mod:`ddppm.privacy.threat_models`)."""
 
 
 def threat_model(name: str, definitions: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
-    """``{view, accounting, adjacency}`` of the threat model ``name``."""
-    table = {**THREAT_MODELS, **(definitions or {})}
-    if name not in table:
-        raise ConfigError(
-            f"methods.ddppm.threat_models: unknown threat model {name!r}; define it under `threat_models`"
-        )
-    return dict(table[name])
+    """``{view, accounting, adjacency}`` of the threat model ``name`` (:func:`ddppm.privacy.threat_models.resolve`)."""
+    return resolve(name, definitions, key="methods.ddppm.threat_models").as_dict()
 
 
 def accountant_settings(privacy: dict[str, Any], model: dict[str, str]) -> AccountantSettings:
