@@ -244,7 +244,7 @@ def _dry_run_jobs(work, config: dict) -> dict[str, list[str]]:
 
 
 GATHERS = {"summarize_runs", "figure_fig2", "figure_fig2_panel", "summary_table", "all"}
-REPORT_PAGES = {"summary_table_html", "provenance_table", "report_landing"}
+REPORT_PAGES = {"summary_table_html", "table_html", "provenance_table", "report_landing"}
 """The report's pages gather the tables: they rerun whenever a table they show does."""
 
 
