@@ -51,7 +51,7 @@ def test_the_workshop_experiment_accepts_a_config_threat_model_and_names_the_key
 def test_bad_threat_models_name_the_key():
     with pytest.raises(ConfigError, match=r"methods\.ddppm\.threat_models: unknown threat model 'nope'"):
         resolve("nope", key="methods.ddppm.threat_models")
-    with pytest.raises(ConfigError, match="view must be one of"):
+    with pytest.raises(ConfigError, match=r"threat_models\.<name>\.view: unknown 'everyone'"):
         ThreatModel("everyone", "exact", "worst")
     with pytest.raises(ConfigError, match="threat_models"):
         _config(threat_models={"mine": {**MINE, "accounting": "guess"}})

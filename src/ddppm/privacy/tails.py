@@ -24,8 +24,7 @@ from ddppm.privacy.gaussian import (
     diagonalize,
     log_delta_tail,
 )
-
-ACCOUNTINGS = ("chernoff", "exact")
+from ddppm.privacy.threat_models import ACCOUNTINGS
 
 
 @dataclass(frozen=True)

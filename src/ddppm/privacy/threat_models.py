@@ -40,7 +40,7 @@ class ThreatModel:
             ("adjacency", self.adjacency, ADJACENCIES),
         ):
             if value not in allowed:
-                raise ConfigError(f"threat_models: {key} must be one of {list(allowed)}, got {value!r}")
+                raise ConfigError(f"threat_models.<name>.{key}: unknown {value!r}; use one of {list(allowed)}")
 
     def as_dict(self) -> dict[str, str]:
         """``{view, accounting, adjacency}``: the form the config and the tables use."""

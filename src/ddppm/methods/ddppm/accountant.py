@@ -43,7 +43,7 @@ from ddppm.methods.ddppm.method import schema_default
 from ddppm.methods.ddppm.release import ConditionalLaw, ReducedReleaseModel, reduction_basis
 from ddppm.privacy.gaussian import GaussianPair, SupportBasis, diagonalize, kl_divergence
 from ddppm.privacy.tails import TailDeltas, pair_tail_deltas
-from ddppm.privacy.threat_models import ACCOUNTINGS, ADJACENCIES, VIEWS
+from ddppm.privacy.threat_models import ThreatModel
 
 
 @dataclass(frozen=True)
@@ -78,13 +78,7 @@ class AccountantSettings:
     floor: FloorSettings = field(default_factory=FloorSettings)
 
     def __post_init__(self) -> None:
-        for key, value, allowed in (
-            ("view", self.view, VIEWS),
-            ("accounting", self.accounting, ACCOUNTINGS),
-            ("adjacency", self.adjacency, ADJACENCIES),
-        ):
-            if value not in allowed:
-                raise ConfigError(f"threat_models.<name>.{key}: unknown {value!r}; use one of {allowed}")
+        ThreatModel(self.view, self.accounting, self.adjacency)  # validates the three choices (the one table)
         unknown = set(self.candidate_kinds) - set(HEURISTIC_KINDS)
         if unknown:
             raise ConfigError(

@@ -27,8 +27,7 @@ from scipy.linalg import block_diag
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
-
-VIEWS = ("network", "paper")
+from ddppm.privacy.threat_models import VIEWS
 
 
 def release_dimension(problem: DistributedProblem, T: int) -> int:
