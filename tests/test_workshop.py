@@ -322,3 +322,17 @@ def test_experiment_calibrates_the_journal_method_on_its_data():
     strict = default_section(**{**section, "method_options": {"ddppm": {**options, "calibration": {"t_max": 2}}}})
     with pytest.raises(DataError, match=r"workshop\.method_options\.ddppm\.calibration"):
         calibrate(problem, strict, "ddppm", "paper")
+
+
+def test_the_experiment_asks_the_registry_which_methods_are_calibrated():
+    """No list of method names in the experiment: the registry's ``calibrated`` flag decides."""
+    import inspect
+
+    import ddppm.experiments.workshop as workshop
+    import ddppm.experiments.workshop_claims as claims
+    from ddppm.methods import available_methods, calibrated_methods
+
+    assert set(calibrated_methods()) == {n for n, m in available_methods().items() if m.calibrated}
+    assert {"ddppm", "ddppm_workshop"} <= set(calibrated_methods()) and "ldp" not in calibrated_methods()
+    for module in (workshop, claims):
+        assert '("ddppm", "ddppm_workshop")' not in inspect.getsource(module)

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.provenance import code_version
-from ddppm.methods import available_methods, get_method, method_module
+from ddppm.methods import available_methods, calibrated_methods, get_method, method_module
 from ddppm.pipeline.config import dataset_config, eps_label, job_params, validate_config
 
 

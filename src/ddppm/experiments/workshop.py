@@ -34,7 +34,6 @@ from ddppm.pipeline.steps import partition_and_network, prepare_dataset
 from ddppm.privacy.threat_models import threat_model_table
 
 DATASET = "sbm_graph_signal"
-CALIBRATED = ("ddppm", "ddppm_workshop")
 
 
 def _defaults(schema: dict[str, Any]) -> Any:
@@ -79,13 +78,14 @@ def method_options(section: dict[str, Any], name: str) -> dict[str, Any]:
     and the threat models."""
     schema = get_method(name).config_schema
     options = _defaults(schema)
-    if name in CALIBRATED:
+    calibrated = get_method(name).calibrated
+    if calibrated:
         experiment_schema = available_experiments()["workshop"]["properties"]["method_options"]["properties"]
         options = _merge(options, experiment_schema[name].get("default", {}))
         options = _merge(options, section["method_options"].get(name, {}))
     if name == "ddppm_workshop":
         options["budget"] = _merge(options["budget"], section["budget"])
-    if name in CALIBRATED:
+    if calibrated:
         options["threat_models"] = list(section["threat_models"])
     _validate(schema, options, f"workshop.method_options.{name}")
     return options
@@ -112,8 +112,8 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
     for name in section["methods"]:
         if name not in known:
             raise ConfigError(f"workshop.methods: {name!r} is not a registered method ({sorted(known)})")
-    for name in CALIBRATED:
-        if name in section["methods"]:
+    for name in section["methods"]:
+        if known[name].calibrated:
             method_options(section, name)
     lo, hi = section["claims"]["drop_range"]
     if not lo < hi:

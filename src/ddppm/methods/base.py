@@ -144,6 +144,12 @@ def available_methods(task: str | None = DISTRIBUTED_PCA) -> dict[str, Any]:
     return {name: m for name, m in _REGISTRY.items() if task is None or m.task == task}
 
 
+def calibrated_methods(task: str | None = DISTRIBUTED_PCA) -> tuple[str, ...]:
+    """Names of the registered methods of ``task`` whose parameters come from a calibration of their own
+    (:attr:`Method.calibrated`), in registration order: experiments and rules ask this, never a list of names."""
+    return tuple(name for name, m in available_methods(task).items() if getattr(m, "calibrated", False))
+
+
 def get_method(name: str) -> Any:
     """The registered method ``name`` (any task); a :class:`ConfigError` naming ``montecarlo.methods`` if unknown."""
     methods = available_methods(task=None)

@@ -6,7 +6,7 @@
 # Cross-key checks of the section: ddppm.experiments.workshop.check_config, run by the pipeline's config check.
 
 WORKSHOP = f"{RESULTS}/workshop"
-WORKSHOP_CALIBRATED = [m for m in ("ddppm_workshop", "ddppm") if m in config["workshop"]["methods"]]
+WORKSHOP_CALIBRATED = [m for m in config["workshop"]["methods"] if get_method(m).calibrated]
 WORKSHOP_FIG1 = [f"{WORKSHOP}/figures/fig1.{ext}" for ext in ("png", "pdf")]
 WORKSHOP_TABLES = [f"{WORKSHOP}/tables/{name}.csv" for name in ("summary", "budget", "claims")]
 # What the Monte-Carlo runs read (the data and the calibrations reach them as input files).
@@ -17,7 +17,7 @@ CATEGORY_WORKSHOP = "Workshop D-DP-PM (Campbell et al., TPDP 2025)"
 
 
 wildcard_constraints:
-    workshop_method="|".join(("ddppm_workshop", "ddppm")),
+    workshop_method="|".join(calibrated_methods()),
     workshop_tm="|".join(config["workshop"]["threat_models"]),
 
 
