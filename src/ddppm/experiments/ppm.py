@@ -376,8 +376,8 @@ def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str) -> list[st
         worst = (b["error_mean"] / a["error_mean"]).idxmax()
         lines.append(
             f"Nicolas et al. < Balcan et al. centralised: smaller mean error at {int(better.sum())} of {len(a)} ε "
-            "values; the "
-            f"largest gap is at ε = {fmt(worst)} ({fmt(a['error_mean'][worst])} against {fmt(b['error_mean'][worst])})."
+            f"values; the largest gap is at ε = {fmt(worst)} "
+            f"({fmt(a['error_mean'][worst])} against {fmt(b['error_mean'][worst])})."
         )
     local = [m for m in LOCAL_DP if m in curve]
     if BALCAN in curve and local:

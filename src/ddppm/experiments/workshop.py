@@ -76,16 +76,16 @@ def method_options(section: dict[str, Any], name: str) -> dict[str, Any]:
     defaults for it (``workshop.schema.yaml``), then ``workshop.method_options.<name>`` key by key (so a config
     that sets one key keeps the experiment's other defaults); the workshop D-DP-PM also takes ``workshop.budget``
     and the threat models."""
-    schema = get_method(name).config_schema
+    method = get_method(name)
+    schema = method.config_schema
     options = _defaults(schema)
-    calibrated = get_method(name).calibrated
-    if calibrated:
+    if method.calibrated:
         experiment_schema = available_experiments()["workshop"]["properties"]["method_options"]["properties"]
         options = _merge(options, experiment_schema[name].get("default", {}))
         options = _merge(options, section["method_options"].get(name, {}))
     if name == "ddppm_workshop":
         options["budget"] = _merge(options["budget"], section["budget"])
-    if calibrated:
+    if method.calibrated:
         options["threat_models"] = list(section["threat_models"])
     _validate(schema, options, f"workshop.method_options.{name}")
     return options

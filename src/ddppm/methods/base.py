@@ -33,9 +33,6 @@ import pandas as pd
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 
-ROLES = ("private", "reference")
-"""The values of ``role`` (:attr:`RegisteredMethod.role`, column ``role`` of ``summary.csv``)."""
-
 PARAM_COLUMNS = ("eps", "delta_limit", "threat_model", "accounting", "delta", "feasible")
 """Columns every parameter-table row has. ``delta`` is the δ the chosen parameters achieve (NaN where
 no parameters met the limit), ``delta_limit`` the budget it was chosen for, ``threat_model`` and
