@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from ddppm.pipeline.config import config_schema
+from ddppm.config import config_schema
 from tests.conftest import REPO
 
 TOP_KEYS = ("datasets", "epsilons", "delta_limits", "dataset_options", "partition", "network", "montecarlo")

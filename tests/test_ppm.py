@@ -462,6 +462,7 @@ def test_config_checks_name_the_key():
         ({"sensitivity_ratio": {"k_max": 5000}}, "ppm.sensitivity_ratio"),
         ({"clients": 10**6}, "ppm.clients"),
         ({"delta": 2.0}, "ppm.delta"),
+        ({"claims": {"prior": "nope"}}, "ppm.claims.prior"),
     ]
     for override, key in bad:
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
@@ -485,7 +486,7 @@ def test_run_method_records_every_run_and_reaches_the_noise_free_floor():
     np.testing.assert_allclose(runs["error"].iloc[3:], meta["noiseless_errors"], rtol=1e-6)  # ε → ∞
     summary = experiment.summarise(runs, section["bootstrap"])
     assert summary["runs"].tolist() == [3, 3] and (summary["error_lo"] <= summary["error_hi"]).all()
-    lines = experiment.findings(summary, pd.DataFrame(columns=["method"]), "title")
+    lines = experiment.findings(summary, pd.DataFrame(columns=["method"]), "title", section["claims"])
     assert lines[0].startswith("Private randomized power methods") and lines[1] == "Setting: title."
     assert lines[-1].startswith("The σ used does not give the target ε")
 

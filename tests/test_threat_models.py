@@ -16,7 +16,7 @@ MINE = {"view": "network", "accounting": "chernoff", "adjacency": "worst"}
 
 
 def _config(**overrides) -> dict:
-    from ddppm.pipeline.config import validate_config
+    from ddppm.config import validate_config
 
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config.update(overrides)
@@ -24,8 +24,8 @@ def _config(**overrides) -> dict:
 
 
 def test_built_in_table_is_the_schemas_default_and_the_methods():
+    from ddppm.config import config_schema
     from ddppm.methods.ddppm.steps import THREAT_MODELS, threat_model
-    from ddppm.pipeline.config import config_schema
 
     as_dicts = {name: tm.as_dict() for name, tm in BUILT_IN.items()}
     assert config_schema()["properties"]["threat_models"]["default"] == as_dicts == THREAT_MODELS

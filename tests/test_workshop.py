@@ -287,8 +287,8 @@ def test_claims_on_a_hand_made_summary():
 def test_workshop_method_options_are_not_under_methods():
     """The workshop D-DP-PM is configured in its experiment's section; `methods.ddppm_workshop` would do nothing,
     so it is an error that says where the options go."""
+    from ddppm.config import validate_config
     from ddppm.core.errors import ConfigError
-    from ddppm.pipeline.config import validate_config
 
     config = {"datasets": ["wine"], "epsilons": [1.0], "delta_limits": {"wine": [0.5]}}
     config["methods"] = {"ddppm_workshop": {"budget": {"eps_final_share": 0.5}}}

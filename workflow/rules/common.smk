@@ -2,12 +2,15 @@ from pathlib import Path
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.provenance import code_version
+from ddppm.config import validate_config
+from ddppm.experiments import get_experiment
 from ddppm.methods import available_methods, calibrated_methods, get_method, method_module
-from ddppm.pipeline.config import dataset_config, eps_label, job_params, validate_config
+from ddppm.pipeline.config import dataset_config, eps_label, job_params
 
 
 # Validates against src/ddppm/pipeline/config.schema.yaml (completed with every registered method's own
-# schema), fills in every default, and runs the cross-key checks: a bad config stops here, before any job.
+# schema and every experiment's section), fills in every default, and runs the cross-key checks (the
+# experiments' own included): a bad config stops here, before any job.
 validate_config(config)
 
 RESULTS = config["results_dir"]
@@ -21,7 +24,11 @@ for _method in set(METHODS) - set(CLOSED_FORM_METHODS):
         raise ConfigError(
             f"montecarlo.methods: {_method!r} is calibrated but has no rule file workflow/rules/methods/{_method}.smk, "
             "so the journal figures cannot run it; remove it from montecarlo.methods"
-            + (" (it has its own experiment: add `workshop` to `experiments`)" if _method == "ddppm_workshop" else "")
+            + (
+                f" (it has its own experiment: add `{get_method(_method).configured_by}` to `experiments`)"
+                if get_method(_method).configured_by
+                else ""
+            )
         )
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
@@ -36,6 +43,10 @@ PROVENANCE_INPUTS = [f"{RESULTS}/tables/errors_{ds}.parquet" for ds in DATASETS]
     f"{RESULTS}/params/{ds}/{m}.parquet" for ds in DATASETS for m in METHODS
 ]
 FINDINGS_INPUTS = []
+# Tables that a method's own rules add (D-DP-PM's, in workflow/rules/methods/ddppm.smk) - the δ floors Fig. 2
+# draws, per dataset, and what the landing page's verdict reads (config `verdict`). Empty when none adds any.
+FIG2_FLOORS = {}
+VERDICT_INPUTS = []
 # CSV tables the report offers as downloads: each gets an HTML twin the report shows (rule table_html).
 REPORT_TABLES = [f"{RESULTS}/tables/summary.csv"]
 # The report's landing page, written by rule report_landing from this run's tables (workflow/rules/report.smk).
@@ -80,11 +91,6 @@ def problem_files(wildcards=None):
     }
 
 
-def floor_files(datasets):
-    """D-DP-PM's δ floor tables of ``datasets`` (rule ddppm_floor), where D-DP-PM runs."""
-    return [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet" for ds in datasets] if "ddppm" in METHODS else []
-
-
 def mc_chunks(dataset):
     return int(dataset_config(config, dataset)["montecarlo"]["chunks"])
 
@@ -97,15 +103,6 @@ def figure_targets():
     out = [f"{RESULTS}/figures/fig2_{ds}.{ext}" for ds in DATASETS for ext in ("png", "pdf")]
     out += [f"{RESULTS}/figures/fig2.{ext}" for ext in ("png", "pdf")]
     return out
-
-
-def verdict_inputs(wildcards=None):
-    """The tables the landing page's verdict reads (D-DP-PM's floors and δ-vs-T curves, where it runs)."""
-    if "ddppm" not in METHODS:
-        return []
-    models = dataset_config(config, DATASETS[0])["methods"]["ddppm"]["threat_models"]
-    curves = [f"{RESULTS}/methods/ddppm/{ds}/{tm}/delta_vs_T.parquet" for ds in DATASETS for tm in models]
-    return [f"{RESULTS}/tables/floor.csv", *curves]
 
 
 def html_twin(csv_path):

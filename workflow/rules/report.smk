@@ -81,7 +81,7 @@ rule report_landing:
         summary=f"{RESULTS}/tables/summary.csv",
         provenance=f"{RESULTS}/report/provenance.csv",
         findings=lambda wc: FINDINGS_INPUTS,
-        verdict=verdict_inputs,
+        verdict=lambda wc: VERDICT_INPUTS,
     output:
         landing=f"{RESULTS}/report/landing.rst",
         findings=report(
@@ -91,7 +91,7 @@ rule report_landing:
             labels={"page": "every finding"},
         ),
     params:
-        cfg=global_params("datasets", "threat_models", "montecarlo", "experiments"),
+        cfg=global_params("datasets", "threat_models", "montecarlo", "experiments", "verdict"),
         code=code_of("report_landing.py", methods="all"),
     log:
         f"{LOGS}/report/landing.log",

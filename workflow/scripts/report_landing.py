@@ -21,7 +21,7 @@ cfg = snakemake.params.cfg
 results = Path(snakemake.input.summary).parents[1]
 summary = pd.read_csv(snakemake.input.summary)
 provenance = pd.read_csv(snakemake.input.provenance)
-findings = journal_findings(summary)
+findings = journal_findings(summary, cfg["verdict"])
 extra = []
 for path in snakemake.input.findings:  # one file per experiment: a title line, then one finding per line
     title, *lines = Path(path).read_text(encoding="utf-8").strip().splitlines()
@@ -33,7 +33,7 @@ settings = (
 legend = method_legend(summary["method"])
 full = landing_page(findings, comparison_table(summary), provenance, cfg["threat_models"], settings, legend, extra)
 write_text_atomic(snakemake.output.findings, findings_page(full))
-rows = claim_rows(results) if snakemake.input.verdict else []
+rows = claim_rows(results, cfg["verdict"]) if snakemake.input.verdict else []
 verdict = pd.DataFrame([{"claim": claim, **cells} for claim, cells in rows])
 write_text_atomic(snakemake.output.landing, short_landing(verdict, floor_sentence(results) if rows else "", settings))
 log.info(

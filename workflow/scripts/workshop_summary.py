@@ -11,7 +11,7 @@ section = cfg["workshop"]
 runs, _ = read_parquet(snakemake.input.runs)
 params, _ = read_parquet(snakemake.input.params)
 summary = summary_table(runs, params)
-budget = budget_table(params[params["method"] == "ddppm_workshop"])
+budget = budget_table(params[params["method"] == section["claims"]["method"]])
 claims = claims_table(summary, section)
 meta = {"config_hash": cfg["config_hash"], "claims": section["claims"], "budget": section["budget"]}
 for table, parquet, csv in (

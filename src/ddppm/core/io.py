@@ -192,11 +192,11 @@ def write_parquet(df: pd.DataFrame, path: PathLike, metadata: Mapping[str, Any])
     metadata : Mapping[str, Any]
         JSON-able provenance (NumPy arrays / scalars allowed, see :func:`json_default`). Not modified.
     """
-    from ddppm.core.provenance import environment
+    from ddppm.core.provenance import PACKAGE, environment
 
     meta = dict(metadata)
     meta["provenance"] = environment()
-    meta["package_version"] = meta["provenance"]["ddppm"]
+    meta["package_version"] = meta["provenance"][PACKAGE]
     meta["written_at"] = _dt.datetime.now(_dt.UTC).isoformat()
     payload = json.dumps(meta, sort_keys=True, default=json_default).encode("utf-8")
     table = pa.Table.from_pandas(df)

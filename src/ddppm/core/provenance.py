@@ -134,7 +134,7 @@ def git_commit(directory: str | None = None) -> str | None:
 def environment() -> dict[str, str | None]:
     """Git commit and the versions of Python, ddppm, numpy, scipy, pandas and snakemake."""
     out: dict[str, str | None] = {"git_commit": git_commit(), "python": platform.python_version()}
-    for dist in ("ddppm", "numpy", "scipy", "pandas", "snakemake"):
+    for dist in (PACKAGE, "numpy", "scipy", "pandas", "snakemake"):
         out[dist] = _version(dist) if importlib.util.find_spec(dist.replace("-", "_")) else None
     return out
 

@@ -26,7 +26,9 @@ import pandas as pd
 from ddppm.core.errors import ConfigError
 from ddppm.core.io import config_hash
 from ddppm.core.progress import Progress
+from ddppm.core.schema import canonical
 from ddppm.core.seeds import run_seed
+from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.methods import get_method
 from ddppm.methods.ldppca import LOCAL_DP_PCA
 from ddppm.methods.ldppca.mechanism import achieved_delta, assumed_sensitivity, release_sigma, symmetric_noise
@@ -94,8 +96,6 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
 
 def panel_config(section: dict[str, Any], figure: str, panel: int) -> dict[str, Any]:
     """Exactly what the job of one panel reads (for Snakemake ``params``), with its ``config_hash``."""
-    from ddppm.pipeline.config import canonical
-
     cfg = section[figure]
     if not (0 <= panel < len(cfg["panels"])):
         raise ConfigError(f"ldppca.{figure}.panels has no panel {panel}")
@@ -228,8 +228,22 @@ def figure_title(figure: str, cfg: dict[str, Any]) -> str:
 def section_params(section: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     """Exactly the top-level keys ``keys`` of the section ``ldppca`` a job reads, key-sorted, with their hash
     (Snakemake ``params``; the hash is the ``config_hash`` the job's outputs carry)."""
-    from ddppm.pipeline.config import canonical
-
     chosen = canonical({key: copy.deepcopy(section[key]) for key in keys})
     chosen["config_hash"] = config_hash(chosen)
     return chosen
+
+
+@register_experiment
+class LocalDPPCAExperiment(Experiment):
+    """Wang & Xu's Fig. 3 (Algorithm 1, dense subspace) and Fig. 4 (Algorithm 2, sparse subspace)."""
+
+    name = "ldppca"
+    title = "Local-DP PCA (Wang & Xu)"
+    targets_relative = tuple(f"figures/ldppca_{fig}.{ext}" for fig in FIGURES for ext in ("png", "pdf")) + (
+        "ldppca/summary.csv",
+        "ldppca/findings.txt",
+    )
+    findings_relative = "ldppca/findings.txt"
+
+    def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+        check_config(section, config)

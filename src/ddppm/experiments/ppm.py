@@ -11,7 +11,6 @@ Entry points (each usable without Snakemake; the config section is ``ppm``, vali
 
 from __future__ import annotations
 
-import copy
 import logging
 from typing import Any
 
@@ -23,7 +22,7 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.progress import Progress
 from ddppm.core.seeds import run_seed
 from ddppm.data import recsys
-from ddppm.experiments import available_experiments
+from ddppm.experiments.base import Experiment, get_experiment, register_experiment
 from ddppm.methods import available_methods
 from ddppm.methods.ppm import PRIVATE_SUBSPACE, DenseOperator, PrivacySpec, initial_blocks
 from ddppm.methods.ppm.algorithms import apply
@@ -36,30 +35,10 @@ ANALYZE_GAUSS_MAX_ITEMS = 4000
 eigendecomposition per run dominate everything (the paper leaves AnalyzeGauss out on MovieLens-10M too)."""
 
 
-def _defaults(schema: dict[str, Any]) -> Any:
-    if schema.get("type") == "object" and "properties" in schema:
-        return {key: _defaults(sub) for key, sub in schema["properties"].items()}
-    return copy.deepcopy(schema.get("default"))
-
-
-def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    return {k: _merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
-            for k, v in {**base, **override}.items()}  # fmt: skip
-
-
 def default_section(**overrides: Any) -> dict[str, Any]:
     """The section ``ppm`` with every default of ``ppm.schema.yaml``, nested ``overrides`` merged in, validated
     (schema and :func:`check_config`): the library's way to run the experiment without Snakemake."""
-    from jsonschema import Draft202012Validator
-
-    schema = available_experiments()["ppm"]
-    section = _merge(_defaults(schema), overrides)
-    errors = sorted(Draft202012Validator(schema).iter_errors(section), key=lambda e: list(e.absolute_path))
-    if errors:
-        where = ".".join(str(p) for p in errors[0].absolute_path)
-        raise ConfigError(f"ppm.{where}: {errors[0].message}")
-    check_config(section)
-    return section
+    return get_experiment("ppm").default_section(**overrides)
 
 
 def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
@@ -74,6 +53,9 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
             f"ppm.eps_ratio_reference: {section['eps_ratio_reference']!r} is not in ppm.methods; add it or pick one of "
             f"{section['methods']}"
         )
+    for role, name in section["claims"].items():
+        if name not in known:
+            raise ConfigError(f"ppm.claims.{role}: unknown method {name!r}; the registered ones are {sorted(known)}")
     if section["rank"] > section["block_size"]:
         raise ConfigError(f"ppm.rank = {section['rank']} exceeds ppm.block_size = {section['block_size']}: use k ≤ p")
     data = section["data"]
@@ -349,29 +331,30 @@ def settings_title(section: dict[str, Any], data: dict[str, Any], sep: str = "; 
     )
 
 
-OURS, OURS_DEC, BALCAN = "ppm_theirs_sqrt2", "ppm_decentralised", "balcan_centralised"
-LOCAL_DP = ("balcan_decentralised", "fedpower")
-
-
-def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str) -> list[str]:
+def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str, claims: dict[str, str]) -> list[str]:
     """The claims of their §6.1 checked on this run's tables, as a title line and sentences with numbers (the
-    experiment's section of the report's landing page)."""
+    experiment's section of the report's landing page). ``claims`` (config ``ppm.claims``) names the methods
+    each claim compares: their centralised and decentralised methods and Balcan et al.'s centralised one; the
+    local-DP methods are the run's methods whose trust model is ``local``."""
+    ours, ours_dec, balcan = claims["centralised"], claims["decentralised"], claims["prior"]
     curve = {m: g.set_index("eps").sort_index() for m, g in summary.groupby("method")}
+    registry = available_methods(task=PRIVATE_SUBSPACE)
+    local = [m for m, method in registry.items() if m in curve and method.trust_model == "local"]
     lines = [
         "Private randomized power methods (Nicolas et al., arXiv:2411.01931): Fig. 1 and Fig. 2",
         f"Setting: {title}.",
     ]
     fmt = "{:.3g}".format
-    if OURS in curve and OURS_DEC in curve:
-        a, b = curve[OURS], curve[OURS_DEC]
+    if ours in curve and ours_dec in curve:
+        a, b = curve[ours], curve[ours_dec]
         overlap = (a["error_lo"] <= b["error_hi"]) & (b["error_lo"] <= a["error_hi"])
         ratio = np.exp(np.abs(np.log(a["error_mean"] / b["error_mean"]))).max()
         lines.append(
             f"Nicolas et al. centralised ≈ decentralised: their bootstrap intervals overlap at {int(overlap.sum())} of "
             f"{len(a)} ε values; their mean errors differ by at most a factor {fmt(ratio)}."
         )
-    if OURS in curve and BALCAN in curve:
-        a, b = curve[OURS], curve[BALCAN]
+    if ours in curve and balcan in curve:
+        a, b = curve[ours], curve[balcan]
         better = a["error_mean"] < b["error_mean"]
         worst = (b["error_mean"] / a["error_mean"]).idxmax()
         lines.append(
@@ -379,9 +362,8 @@ def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str) -> list[st
             f"values; the largest gap is at ε = {fmt(worst)} "
             f"({fmt(a['error_mean'][worst])} against {fmt(b['error_mean'][worst])})."
         )
-    local = [m for m in LOCAL_DP if m in curve]
-    if BALCAN in curve and local:
-        b = curve[BALCAN]["error_mean"]
+    if balcan in curve and local:
+        b = curve[balcan]["error_mean"]
         far = np.logical_and.reduce([curve[m]["error_mean"] >= 2 * b for m in local])
         lines.append(
             f"Balcan et al. centralised ≪ the local-DP methods ({', '.join(local)}): their mean error is at least "
@@ -389,7 +371,7 @@ def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str) -> list[st
             + ", ".join(f"{m} {fmt(curve[m]['error_mean'].iloc[-1])}" for m in local)
             + f" against {fmt(b.iloc[-1])}."
         )
-    for name in (OURS, OURS_DEC):
+    for name in (ours, ours_dec):
         r = ratios[ratios["method"] == name]["eps_ratio"] if len(ratios) else pd.Series(dtype=float)
         if len(r):
             levels = ratios[ratios["method"] == name]["error_level"]
@@ -408,3 +390,18 @@ def findings(summary: pd.DataFrame, ratios: pd.DataFrame, title: str) -> list[st
     else:
         lines.append("Every σ gives its target ε (exact accounting).")
     return lines
+
+
+@register_experiment
+class PrivatePowerMethodExperiment(Experiment):
+    """Nicolas et al.'s Fig. 1 (error against ε, every method) and Fig. 2 (first-step sensitivity ratio)."""
+
+    name = "ppm"
+    title = "Nicolas et al.: private power methods"
+    targets_relative = tuple(f"ppm/figures/{fig}.{ext}" for fig in ("fig1", "fig2") for ext in ("png", "pdf")) + tuple(
+        f"ppm/tables/{table}.csv" for table in ("errors", "eps_ratio", "sensitivity_ratio")
+    )
+    findings_relative = "ppm/tables/findings.txt"
+
+    def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+        check_config(section, config)

@@ -15,19 +15,18 @@ the claims are checked in :mod:`ddppm.experiments.workshop_claims`. Tables: docs
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from jsonschema import Draft202012Validator
 
 from ddppm.core.errors import ConfigError, DataError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.progress import Progress
-from ddppm.experiments import available_experiments
+from ddppm.core.schema import merge, schema_defaults, validate
+from ddppm.experiments.base import Experiment, get_experiment, register_experiment
 from ddppm.methods import available_methods, get_method
 from ddppm.pipeline.montecarlo import montecarlo_runs, summarize_runs
 from ddppm.pipeline.steps import partition_and_network, prepare_dataset
@@ -36,58 +35,29 @@ from ddppm.privacy.threat_models import threat_model_table
 DATASET = "sbm_graph_signal"
 
 
-def _defaults(schema: dict[str, Any]) -> Any:
-    """Every default of a schema, descending into objects whose properties have defaults."""
-    if schema.get("type") == "object" and "properties" in schema:
-        base = copy.deepcopy(schema.get("default", {})) or {}
-        for key, sub in schema["properties"].items():
-            if "default" in sub or sub.get("type") == "object":
-                value = _defaults(sub)
-                base[key] = _merge(value, base[key]) if isinstance(base.get(key), dict) else value
-        return base
-    return copy.deepcopy(schema.get("default"))
-
-
-def _merge(base: Any, override: Any) -> Any:
-    if not (isinstance(base, dict) and isinstance(override, dict)):
-        return copy.deepcopy(override)
-    return {k: _merge(base[k], v) if k in base else copy.deepcopy(v) for k, v in {**base, **override}.items()}
-
-
-def _validate(schema: dict[str, Any], value: Any, key: str) -> None:
-    errors = sorted(Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
-    if errors:
-        where = ".".join([key, *(str(p) for p in errors[0].absolute_path)])
-        raise ConfigError(f"{where}: {errors[0].message}")
-
-
 def default_section(**overrides: Any) -> dict[str, Any]:
     """The section ``workshop`` with every default, nested ``overrides`` merged in, validated (the library's way
     to run the experiment without Snakemake)."""
-    schema = available_experiments()["workshop"]
-    section = _merge(_defaults(schema), overrides)
-    _validate(schema, section, "workshop")
-    check_config(section)
-    return section
+    return get_experiment("workshop").default_section(**overrides)
 
 
 def method_options(section: dict[str, Any], name: str) -> dict[str, Any]:
     """The validated options of method ``name`` for this experiment: its schema defaults, then this experiment's
     defaults for it (``workshop.schema.yaml``), then ``workshop.method_options.<name>`` key by key (so a config
-    that sets one key keeps the experiment's other defaults); the workshop D-DP-PM also takes ``workshop.budget``
-    and the threat models."""
+    that sets one key keeps the experiment's other defaults); a method's :attr:`experiment_options` (the workshop
+    D-DP-PM's ``budget``) are merged from the section, and a calibrated method gets the threat models."""
     method = get_method(name)
     schema = method.config_schema
-    options = _defaults(schema)
+    options = schema_defaults(schema)
     if method.calibrated:
-        experiment_schema = available_experiments()["workshop"]["properties"]["method_options"]["properties"]
-        options = _merge(options, experiment_schema[name].get("default", {}))
-        options = _merge(options, section["method_options"].get(name, {}))
-    if name == "ddppm_workshop":
-        options["budget"] = _merge(options["budget"], section["budget"])
+        experiment_schema = get_experiment("workshop").schema["properties"]["method_options"]["properties"]
+        options = merge(options, experiment_schema[name].get("default", {}))
+        options = merge(options, section["method_options"].get(name, {}))
+    for key in method.experiment_options:
+        options[key] = merge(options[key], section[key])
     if method.calibrated:
         options["threat_models"] = list(section["threat_models"])
-    _validate(schema, options, f"workshop.method_options.{name}")
+    validate(options, schema, f"workshop.method_options.{name}")
     return options
 
 
@@ -112,6 +82,12 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
     for name in section["methods"]:
         if name not in known:
             raise ConfigError(f"workshop.methods: {name!r} is not a registered method ({sorted(known)})")
+    for role in ("method", "paper_baseline", "sound_baseline"):
+        if section["claims"][role] not in section["methods"]:
+            raise ConfigError(
+                f"workshop.claims.{role}: {section['claims'][role]!r} is not in workshop.methods "
+                f"({section['methods']}); add it or name one of them"
+            )
     for name in section["methods"]:
         if known[name].calibrated:
             method_options(section, name)
@@ -170,55 +146,8 @@ def calibrate(
     every evaluated candidate and the calibration's metadata (each method's own library functions)."""
     eps, limits = eps_and_limits(section)
     options = method_options(section, method)
-    if method == "ddppm":
-        from ddppm.methods.ddppm.steps import calibrate_threat_model
-
-        options["threat_model_definitions"] = definitions
-        with config_keys_of_experiment(method):
-            return calibrate_threat_model(problem, eps, limits, options, threat_model)
-    from ddppm.methods.workshop.calibration import calibrate_threat_model as calibrate_workshop
-    from ddppm.methods.workshop.method import param_rows
-
     with config_keys_of_experiment(method):
-        result = calibrate_workshop(problem, eps, limits, options, threat_model, definitions)
-    rows = param_rows(result, threat_model)
-    if result.meta["accounting_iterations"] != "exact":
-        rows = with_exact_recheck(problem, rows, options, result.meta)
-    return rows, result.candidates, result.meta
-
-
-def with_exact_recheck(
-    problem: DistributedProblem, rows: pd.DataFrame, options: dict[str, Any], meta: dict[str, Any]
-) -> pd.DataFrame:
-    """Theorem 1 (or Chernoff) against the exact tail on the same releases: for each feasible row, the exact δ of
-    the iterations at ``ε_i`` with the same view and the same neighbours (``delta_iterations_exact``), and the
-    composed exact δ ``delta_exact = min(1, delta_iterations_exact + delta_final_actual)`` (the final release's
-    true δ at ε₁), with ``meets_limit_exact``. Both NaN (missing) where the row is infeasible."""
-    from ddppm.methods.ddppm.adjacency import neighbours_from_table
-    from ddppm.methods.ddppm.steps import accountant_settings
-    from ddppm.methods.workshop.accounting import iterations_delta
-    from ddppm.methods.workshop.calibration import params_from_row
-
-    settings = accountant_settings(options["privacy"], {**meta["threat_model"], "accounting": "exact"})
-    neighbours = neighbours_from_table(pd.DataFrame(meta["neighbours"]))
-    exact = np.full(len(rows), np.nan)
-    for k, (_, row) in enumerate(rows.iterrows()):
-        if bool(row["feasible"]):
-            res = iterations_delta(
-                problem, params_from_row(row), [float(row["eps_iterations"])], settings, neighbours=neighbours
-            )
-            exact[k] = float(res.delta[0])
-    out = rows.copy()
-    out["delta_iterations_exact"] = exact
-    out["delta_exact"] = np.minimum(1.0, exact + out["delta_final_actual"].astype(float))  # δ ≤ 1 always
-    meets = [
-        None if np.isnan(d) else bool(d <= lim) for d, lim in zip(out["delta_exact"], out["delta_limit"], strict=True)
-    ]
-    out["meets_limit_exact"] = pd.array(meets, dtype="boolean")
-    bound = out["delta_iterations"].astype(float)
-    below = [None if np.isnan(e) else bool(t < e) for t, e in zip(bound, exact, strict=True)]
-    out["bound_below_exact"] = pd.array(below, dtype="boolean")  # Theorem 1 under the exact δ: it happens (docs)
-    return out
+        return get_method(method).calibrate(problem, eps, limits, options, threat_model, definitions)
 
 
 def closed_form_params(problem: DistributedProblem, section: dict[str, Any], method: str) -> pd.DataFrame:
@@ -244,8 +173,8 @@ def run_errors(problem: DistributedProblem, section: dict[str, Any], params: dic
 def summary_table(runs: pd.DataFrame, params: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mean error and bands per (method, threat model, ε) (:func:`ddppm.pipeline.montecarlo.summarize_runs`), with
     ``delta_exact`` and ``meets_limit_exact`` from the parameter tables (``params``: every method's rows with a
-    ``method`` column) where a calibration was rechecked with the exact tail (:func:`with_exact_recheck`; NaN and
-    True elsewhere)."""
+    ``method`` column) where a calibration was rechecked with the exact tail
+    (:func:`ddppm.methods.workshop.recheck.with_exact_recheck`; NaN and True elsewhere)."""
     summary = summarize_runs(runs)
     summary["delta_exact"] = np.nan
     summary["meets_limit_exact"] = True
@@ -288,3 +217,18 @@ BUDGET_COLUMNS = [
 def budget_table(params: pd.DataFrame) -> pd.DataFrame:
     """The budget split the workshop D-DP-PM used, one row per (threat model, ε), from its parameter table."""
     return params.reindex(columns=BUDGET_COLUMNS).sort_values(["threat_model", "eps"]).reset_index(drop=True)
+
+
+@register_experiment
+class WorkshopExperiment(Experiment):
+    """The workshop paper's Fig. 1 on SBM graph signals, its budget split and its claims."""
+
+    name = "workshop"
+    title = "Workshop D-DP-PM (Campbell et al., TPDP 2025)"
+    targets_relative = ("workshop/figures/fig1.png", "workshop/figures/fig1.pdf") + tuple(
+        f"workshop/tables/{table}.csv" for table in ("summary", "budget", "claims")
+    )
+    findings_relative = "workshop/tables/findings.txt"
+
+    def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+        check_config(section, config)

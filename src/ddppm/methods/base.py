@@ -40,6 +40,9 @@ no parameters met the limit), ``delta_limit`` the budget it was chosen for, ``th
 
 NO_THREAT_MODEL = "none"
 
+TRUST_MODELS = ("central", "secure_aggregation", "gossip", "local", "none")
+"""The values of :attr:`RegisteredMethod.trust_model`."""
+
 
 DISTRIBUTED_PCA = "distributed_pca"
 """The journal paper's task: the top principal direction of row-partitioned data (:class:`DistributedProblem`)."""
@@ -60,6 +63,11 @@ class RegisteredMethod(ABC):
     """``private``: a method whose releases are (ε, δ)-DP with the δ its parameter table records;
     ``reference``: a yardstick that is not a deployable private method (no privacy, or handed private
     information such as the true singular vector). Reference rows of ``summary.csv`` carry no δ."""
+    trust_model: ClassVar[str] = "central"
+    """Who must be trusted for the recorded δ to hold (:data:`TRUST_MODELS`): ``central`` (a trusted curator sees
+    the data, only the output is public), ``secure_aggregation`` (parties see only sums), ``gossip`` (no trusted
+    party; every message on the network is seen), ``local`` (every party's message is public), ``none`` (a
+    reference with no privacy claim)."""
     delta_holds_for_every_threat_model: ClassVar[bool] = False
     """True when the recorded δ is a mechanism's δ proven for every neighbour and every observer (e.g. the
     analytic Gaussian mechanism of sensitivity 1 on each agent's own data): ``summary.csv`` then repeats the
@@ -85,6 +93,9 @@ class Method(RegisteredMethod):
     configured_by: ClassVar[str | None] = None
     """The experiment whose config section holds this method's options (``<experiment>.method_options``), for a
     method the journal figures do not run; its options are then not under the top-level ``methods``."""
+    experiment_options: ClassVar[tuple[str, ...]] = ()
+    """Keys of an experiment's section that are also this method's options (merged over them), e.g. the workshop
+    D-DP-PM's ``budget``; an experiment passes them on without knowing the method."""
 
     @abstractmethod
     def choose_params(
@@ -104,6 +115,20 @@ class Method(RegisteredMethod):
         """Error ``sin(v, q)`` (paper eq. 37) of one run per generator in ``rngs``, with the parameters of
         one row of :meth:`choose_params`'s table. Only called for feasible rows."""
 
+    def calibrate(
+        self,
+        problem: DistributedProblem,
+        eps: np.ndarray,
+        delta_limits: np.ndarray,
+        options: dict[str, Any],
+        threat_model: str,
+        definitions: dict[str, dict[str, str]] | None = None,
+    ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+        """A calibrated method (:attr:`calibrated`) under one threat model: its parameter rows on ``eps`` and
+        ``delta_limits``, every evaluated candidate, and the calibration's metadata. ``definitions`` are the
+        config's ``threat_models`` (the built-in table by default)."""
+        raise NotImplementedError(f"method {self.name!r} is not calibrated: use choose_params")
+
     def seed_labels(self, dataset: str, eps: float) -> tuple[object, ...]:
         """What a run's seed derives from (with the run index): never the chunk layout."""
         return (dataset, self.name, float(eps)) if self.depends_on_eps else (dataset, self.name)
@@ -116,6 +141,8 @@ _DISCOVERED = False
 def register(cls: type[RegisteredMethod]) -> type[RegisteredMethod]:
     """Class decorator: add a method to the registry under ``cls.name``."""
     name = cls.name
+    if cls.trust_model not in TRUST_MODELS:
+        raise ValueError(f"method {name!r}: trust_model {cls.trust_model!r} is not one of {TRUST_MODELS}")
     if name in _REGISTRY and type(_REGISTRY[name]) is not cls:
         raise ValueError(f"two methods are registered as {name!r}: {type(_REGISTRY[name])} and {cls}")
     _REGISTRY[name] = cls()

@@ -24,6 +24,7 @@ class NoiseFreeDPM(Method):
     label = "D-PM, no privacy (reference)"
     style = {"color": "#555555", "marker": "D", "linestyle": ":"}
     role = "reference"
+    trust_model = "none"
     depends_on_eps = False
     config_schema = {
         "type": "object",

@@ -45,6 +45,7 @@ class _GaussianLDP(Method):
 
     # Each agent releases its own rows plus Gaussian noise: sensitivity 1 for every neighbour, whoever observes.
     delta_holds_for_every_threat_model = True
+    trust_model = "local"
 
     @staticmethod
     def sigma(eps: float, delta: float) -> float:

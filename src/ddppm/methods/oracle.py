@@ -29,6 +29,7 @@ class OracleRelease(Method):
     name = "oracle"
     label = "oracle Gaussian release of X v_R"
     style = {"color": "#2ca02c", "marker": "v", "linestyle": (0, (3, 1, 1, 1))}
+    trust_model = "none"
     role = "reference"  # handed v_R, the true top right singular vector: a bound, not a deployable method
 
     def choose_params(

@@ -5,24 +5,30 @@
 release. ``--check`` fails, printing the difference, when a file's blocks are not what the run gives. The blocks:
 the journal D-DP-PM's verdict per claim and threat model with the numbers behind it (``results``), its key
 points per data set (``journal``), and each other experiment's findings (``findings-<name>``, its
-``findings.txt``).
+``findings.txt``). Which methods the verdict judges is the config's ``verdict`` section (``--config``; its
+defaults are the journal D-DP-PM, the analytic LDP baseline and the oracle).
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from ddppm.core.io import read_parquet
 from ddppm.data import LABELS
+from ddppm.pipeline.config import verdict_roles
+from ddppm.privacy.threat_models import BUILT_IN
 
 CLAIM_EPS = (2.0, 5.0)
-REFERENCE = "ldp_analytic"  # the valid LDP baseline the journal claims are judged against
+Verdict = dict[str, str]
+"""The config's ``verdict`` section: ``method`` (judged), ``baseline`` (to beat), ``yardstick`` (shown beside)."""
 
 
 def _fmt(x: float) -> str:
@@ -36,39 +42,38 @@ def _load(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return summary, floor
 
 
-def _models(summary: pd.DataFrame) -> list[str]:
-    rows = summary[summary["method"] == "ddppm"]
+def _models(summary: pd.DataFrame, verdict: Verdict) -> list[str]:
+    rows = summary[summary["method"] == verdict["method"]]
     return [m for m in ("paper", "paper_worst", "sound") if m in set(rows["threat_model"])] + sorted(
         set(rows["threat_model"]) - {"paper", "paper_worst", "sound"}
     )
 
 
-def _views(summary: pd.DataFrame) -> dict[str, str]:
-    from ddppm.methods.ddppm.steps import threat_model
-
-    return {m: threat_model(m)["view"] for m in _models(summary) if m in ("paper", "paper_worst", "sound")}
+def _views(summary: pd.DataFrame, verdict: Verdict) -> dict[str, str]:
+    return {m: BUILT_IN[m].view for m in _models(summary, verdict) if m in ("paper", "paper_worst", "sound")}
 
 
-def _ddppm(summary: pd.DataFrame, model: str) -> pd.DataFrame:
-    return summary[(summary["method"] == "ddppm") & (summary["threat_model"] == model)]
+def _judged(summary: pd.DataFrame, model: str, verdict: Verdict) -> pd.DataFrame:
+    return summary[(summary["method"] == verdict["method"]) & (summary["threat_model"] == model)]
 
 
-def _reference(summary: pd.DataFrame) -> pd.DataFrame:
-    return summary[summary["method"] == REFERENCE].drop_duplicates(["dataset", "eps"])
+def _reference(summary: pd.DataFrame, name: str) -> pd.DataFrame:
+    return summary[summary["method"] == name].drop_duplicates(["dataset", "eps"])
 
 
-def claim_rows(results: Path) -> list[tuple[str, dict[str, str]]]:
+def claim_rows(results: Path, verdict: Verdict | None = None) -> list[tuple[str, dict[str, str]]]:
     """(claim, {threat model: verdict with its numbers}) for the journal's claims (a)–(d) and the floor."""
+    verdict = verdict or verdict_roles()
     summary, floor = _load(results)
-    models, views = _models(summary), _views(summary)
-    ref = _reference(summary).set_index(["dataset", "eps"])["error_mean"]
+    models, views = _models(summary, verdict), _views(summary, verdict)
+    ref = _reference(summary, verdict["baseline"]).set_index(["dataset", "eps"])["error_mean"]
     datasets = list(dict.fromkeys(summary["dataset"]))
     first = "diabetes" if "diabetes" in datasets else datasets[0]  # the journal's first data set
     out: list[tuple[str, dict[str, str]]] = []
 
     beats = {}
     for m in models:
-        rows = _ddppm(summary, m)
+        rows = _judged(summary, m, verdict)
         at = rows[rows["eps"].isin(CLAIM_EPS)]
         wins = sum(bool(r.feasible) and r.error_mean < ref.get((r.dataset, r.eps), np.nan) for r in at.itertuples())
         key = at[(at["dataset"] == first) & (at["eps"] == 5.0)]
@@ -83,7 +88,7 @@ def claim_rows(results: Path) -> list[tuple[str, dict[str, str]]]:
 
     converged = {}
     for m in models:
-        path = results / "methods" / "ddppm" / first / m / "delta_vs_T.parquet"
+        path = results / "methods" / verdict["method"] / first / m / "delta_vs_T.parquet"
         if not path.exists():
             continue
         curve, _ = read_parquet(path)
@@ -99,14 +104,14 @@ def claim_rows(results: Path) -> list[tuple[str, dict[str, str]]]:
 
     dims = {}
     for m in models:
-        rows = _ddppm(summary, m)
+        rows = _judged(summary, m, verdict)
         counts = rows.groupby("dataset")["feasible"].agg(["sum", "size"])
         dims[m] = "; ".join(f"{LABELS.get(d, d)} {int(c['sum'])}/{int(c['size'])}" for d, c in counts.iterrows())
     out.append(("(c) better on higher-dimensional data (points meeting the limit)", dims))
 
     met = {}
     for m in models:
-        rows = _ddppm(summary, m)
+        rows = _judged(summary, m, verdict)
         text = f"met at {int(rows['feasible'].sum())} of {len(rows)} points"
         if m in views and len(floor):
             f = floor[floor["view"] == views[m]]
@@ -116,10 +121,10 @@ def claim_rows(results: Path) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def verdict_table(results: Path) -> str:
+def verdict_table(results: Path, verdict: Verdict) -> str:
     """The journal verdict as a Markdown table: one row per claim, one column per threat model."""
-    rows = claim_rows(results)
-    models = _models(_load(results)[0])
+    rows = claim_rows(results, verdict)
+    models = _models(_load(results)[0], verdict)
     lines = ["| claim | " + " | ".join(f"`{m}`" for m in models) + " |", "|---" * (len(models) + 1) + "|"]
     for claim, cells in rows:
         lines.append(f"| {claim} | " + " | ".join(cells.get(m, "—") for m in models) + " |")
@@ -149,7 +154,7 @@ def floor_sentence(results: Path) -> str:
 def other_findings(results: Path) -> list[str]:
     """The first finding of each other experiment that wrote a ``findings.txt``, with its title."""
     out = []
-    for path in sorted([*results.glob("*/tables/findings.txt"), *results.glob("*/findings.txt")]):
+    for path in sorted(_findings_files(results).values()):
         lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
         body = [line for line in lines[1:] if not line.startswith("Setting")]
         if body:
@@ -157,14 +162,14 @@ def other_findings(results: Path) -> list[str]:
     return out
 
 
-def journal_table(results: Path, eps_shown: tuple[float, ...] = (2.0, 5.0, 10.0, 100.0)) -> str:
+def journal_table(results: Path, verdict: Verdict, eps_shown: tuple[float, ...] = (2.0, 5.0, 10.0, 100.0)) -> str:
     """Mean error at a few ε per data set: D-DP-PM under each threat model (δ achieved, or why not) beside the
-    valid LDP baseline and the oracle."""
+    valid LDP baseline and the oracle (the config's ``verdict``)."""
     summary, floor = _load(results)
-    models, views = _models(summary), _views(summary)
-    ref = _reference(summary).set_index(["dataset", "eps"])
-    oracle = summary[summary["method"] == "oracle"].drop_duplicates(["dataset", "eps"]).set_index(["dataset", "eps"])
-    head = ["dataset", "ε", "δ limit", *(f"D-DP-PM `{m}`" for m in models), "LDP analytic", "oracle"]
+    models, views = _models(summary, verdict), _views(summary, verdict)
+    ref = _reference(summary, verdict["baseline"]).set_index(["dataset", "eps"])
+    oracle = _reference(summary, verdict["yardstick"]).set_index(["dataset", "eps"])
+    head = ["dataset", "ε", "δ limit", *(f"D-DP-PM `{m}`" for m in models), "LDP analytic", verdict["yardstick"]]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for ds in dict.fromkeys(summary["dataset"]):
         for e in eps_shown:
@@ -173,7 +178,7 @@ def journal_table(results: Path, eps_shown: tuple[float, ...] = (2.0, 5.0, 10.0,
                 continue
             cells = [LABELS.get(ds, ds), f"{e:g}", _fmt(float(rows["delta_limit"].iloc[0]))]
             for m in models:
-                r = rows[(rows["method"] == "ddppm") & (rows["threat_model"] == m)]
+                r = rows[(rows["method"] == verdict["method"]) & (rows["threat_model"] == m)]
                 f = (
                     floor[(floor["dataset"] == ds) & (floor["eps"] == e) & (floor["view"] == views.get(m))]
                     if len(floor)
@@ -192,23 +197,25 @@ def journal_table(results: Path, eps_shown: tuple[float, ...] = (2.0, 5.0, 10.0,
     return "\n".join(lines)
 
 
-def findings_text(results: Path, name: str) -> str:
+def _findings_files(results: Path) -> dict[str, Path]:
+    """Each experiment's findings file in the run, by experiment (its directory under ``results``)."""
+    paths = sorted([*results.glob("*/tables/findings.txt"), *results.glob("*/findings.txt")])
+    return {p.relative_to(results).parts[0]: p for p in paths}
+
+
+def findings_text(path: Path) -> str:
     """Every finding an experiment wrote (its ``findings.txt``), one bullet each."""
-    paths = [results / name / "tables" / "findings.txt", results / name / "findings.txt"]
-    path = next((p for p in paths if p.exists()), None)
-    if path is None:
-        return f"(experiment {name} is not in this run)"
     lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
     return "\n".join(f"* {line}" for line in lines[1:])
 
 
-def results_block(results: str | Path) -> str:
+def results_block(results: str | Path, verdict: Verdict) -> str:
     """The README's generated verdict (between the ``results`` markers) for the run in ``results``."""
     results = Path(results)
     return "\n".join(
         [
             "<!-- written by `python -m ddppm.pipeline.readme` from results/: do not edit by hand -->",
-            verdict_table(results),
+            verdict_table(results, verdict),
             "",
             floor_sentence(results),
             "",
@@ -217,13 +224,13 @@ def results_block(results: str | Path) -> str:
     )
 
 
-def blocks(results: str | Path) -> dict[str, str]:
+def blocks(results: str | Path, verdict: Verdict | None = None) -> dict[str, str]:
     """Every generated block by name: ``results`` (the verdict), ``journal`` (the key-point table) and
-    ``findings-<experiment>``."""
-    results = Path(results)
-    out = {"results": results_block(results), "journal": journal_table(results)}
-    for name in ("workshop", "ppm", "ldppca"):
-        out[f"findings-{name}"] = findings_text(results, name)
+    ``findings-<experiment>`` for each experiment of the run."""
+    results, verdict = Path(results), verdict or verdict_roles()
+    out = {"results": results_block(results, verdict), "journal": journal_table(results, verdict)}
+    for name, path in _findings_files(results).items():
+        out[f"findings-{name}"] = findings_text(path)
     return out
 
 
@@ -231,10 +238,13 @@ def _markers(name: str) -> tuple[str, str]:
     return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
 
 
-def render(text: str, results: str | Path) -> str:
+def render(text: str, results: str | Path, verdict: Verdict | None = None) -> str:
     """``text`` with every generated block it contains rewritten from ``results``."""
     found = 0
-    for name, body in blocks(results).items():
+    generated = blocks(results, verdict)
+    for name in re.findall(r"<!-- (findings-[\w-]+):begin -->", text):  # an experiment the run did not include
+        generated.setdefault(name, f"(experiment {name.removeprefix('findings-')} is not in this run)")
+    for name, body in generated.items():
         begin, end = _markers(name)
         if begin in text and end in text:
             head, rest = text.split(begin, 1)
@@ -245,14 +255,11 @@ def render(text: str, results: str | Path) -> str:
     return text
 
 
-def check(path: str | Path, results: str | Path) -> list[str]:
+def check(path: str | Path, results: str | Path, verdict: Verdict | None = None) -> list[str]:
     """The difference between a file's generated blocks and what ``results`` gives (empty: they agree)."""
     text = Path(path).read_text()
-    return list(
-        difflib.unified_diff(
-            text.splitlines(), render(text, results).splitlines(), str(path), "from results", lineterm=""
-        )
-    )
+    rendered = render(text, results, verdict)
+    return list(difflib.unified_diff(text.splitlines(), rendered.splitlines(), str(path), "from results", lineterm=""))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,16 +267,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", default="results", help="the run's results directory")
     parser.add_argument("files", nargs="*", default=["README.md", "docs/results.md"])
     parser.add_argument("--check", action="store_true", help="fail if a file's numbers differ from the run's")
+    parser.add_argument("--config", default="config.yaml", help="the run's config file (its `verdict` section)")
     args = parser.parse_args(argv)
+    config = Path(args.config)
+    verdict = verdict_roles(yaml.safe_load(config.read_text(encoding="utf-8")) if config.exists() else None)
     status = 0
     for name in args.files:
         if args.check:
-            diff = check(name, args.results)
+            diff = check(name, args.results, verdict)
             print("\n".join(diff) if diff else f"{name}: every generated number matches {args.results}/")
             status |= bool(diff)
         else:
             path = Path(name)
-            path.write_text(render(path.read_text(), args.results))
+            path.write_text(render(path.read_text(), args.results, verdict))
             print(f"{name}: generated blocks rewritten from {args.results}/")
     return status
 

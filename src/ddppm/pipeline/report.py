@@ -16,12 +16,10 @@ import numpy as np
 import pandas as pd
 
 from ddppm.core.io import read_parquet
+from ddppm.core.provenance import PACKAGE
 from ddppm.data import LABELS
+from ddppm.pipeline.config import verdict_roles
 from ddppm.pipeline.tables import one_row_per_method
-
-REFERENCE_METHOD = "ldp_analytic"
-"""The baseline the findings compare D-DP-PM with: LDP with a σ that is valid at every ε."""
-CALIBRATED_METHOD = "ddppm"
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1em; color: #222; }
@@ -77,15 +75,18 @@ def _method_label(name: str) -> str:
     return method.label if method is not None else name
 
 
-def journal_findings(summary: pd.DataFrame, reference: str = REFERENCE_METHOD) -> list[str]:
+def journal_findings(summary: pd.DataFrame, verdict: dict[str, str] | None = None) -> list[str]:
     """The journal comparison in a few sentences with numbers, from ``summary.csv``'s rows.
 
-    For each D-DP-PM threat model: at how many (dataset, ε) points its parameters meet the δ limit, and at
-    how many of those it beats ``reference`` (mean error); then the ε = 5 point of each dataset.
+    For each threat model of the judged method (config ``verdict.method``, D-DP-PM): at how many (dataset, ε)
+    points its parameters meet the δ limit, and at how many of those it beats ``verdict.baseline`` (mean error;
+    LDP with a σ valid at every ε); then the ε = 5 point of each dataset.
     """
+    verdict = verdict or verdict_roles()
+    reference = verdict["baseline"]
     out: list[str] = []
     summary = one_row_per_method(summary)
-    ours = summary[summary["method"] == CALIBRATED_METHOD]
+    ours = summary[summary["method"] == verdict["method"]]
     ref = summary[summary["method"] == reference].set_index(["dataset", "eps"])
     n_points = len(ours[["dataset", "eps"]].drop_duplicates())
     for model, rows in ours.groupby("threat_model", sort=False):
@@ -175,7 +176,7 @@ def provenance_table(paths: Iterable[str | Path], root: str | Path = ".") -> pd.
                 "file": str(Path(path).relative_to(root)) if Path(path).is_relative_to(root) else str(path),
                 "config_hash": meta.get("config_hash"),
                 "git_commit": _short_commit(prov.get("git_commit")),
-                "ddppm": prov.get("ddppm"),
+                PACKAGE: prov.get(PACKAGE),
                 "numpy": prov.get("numpy"),
                 "scipy": prov.get("scipy"),
                 "snakemake": prov.get("snakemake"),

@@ -22,13 +22,12 @@ NO_PARAMS = "no parameters met the δ limit"
 EXACT_OVER_LIMIT = "met δ by the threat model's accounting, but the exact δ of the same releases exceeds the limit"
 
 
-def _styles(methods: list[str]) -> dict[str, dict[str, Any]]:
+def _styles(methods: list[str], labels: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Each method's legend entry and line style, with the experiment's own ``labels`` (``workshop.labels``)."""
     from ddppm.methods import get_method
 
     styles = {name: get_method(name).plot_style() for name in methods}
-    if "ddppm" in styles:  # beside the workshop variant, name the journal one
-        styles["ddppm"] = {**styles["ddppm"], "label": "D-DP-PM (journal)"}
-    return styles
+    return {name: {**style, "label": labels.get(name, style["label"])} for name, style in styles.items()}
 
 
 def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Figure:
@@ -44,7 +43,7 @@ def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Fig
     ≤ 1 − a, the grey span the claim's ε range for the average drop.
     """
     methods = [m for m in section["methods"] if m in set(summary["method"])]
-    styles = _styles(methods)
+    styles = _styles(methods, section["labels"])
     eps = np.unique(summary["eps"].to_numpy(dtype=float))
     claims = section["claims"]
     with mpl.rc_context(_RC):

@@ -1,12 +1,11 @@
 # Local-DP PCA (Wang & Xu, Theoretical Computer Science 2020): the synthetic Figs. 3 and 4. One job per panel
 # (ldppca.<figure>.panels), one summary and one figure per figure, one table and findings file for the report.
 from ddppm.experiments.ldppca import FIGURES as LDPPCA_FIGURES
-from ddppm.experiments.ldppca import check_config as ldppca_check_config
 from ddppm.experiments.ldppca import panel_config as ldppca_panel_config
 from ddppm.experiments.ldppca import section_params as ldppca_section_params
 
-ldppca_check_config(config["ldppca"])
-
+# The section's cross-key checks (ddppm.experiments.ldppca.check_config) ran with the config's validation.
+LDPPCA_EXPERIMENT = get_experiment("ldppca")
 LDPPCA = f"{RESULTS}/ldppca"
 LDPPCA_PANELS = {fig: range(len(config["ldppca"][fig]["panels"])) for fig in LDPPCA_FIGURES}
 LDPPCA_FIGURE_FILES = {fig: [f"{RESULTS}/figures/ldppca_{fig}.{ext}" for ext in ("png", "pdf")] for fig in LDPPCA_FIGURES}
@@ -69,7 +68,7 @@ rule ldppca_figure:
         png=report(
             f"{RESULTS}/figures/ldppca_{{ldppca_figure}}.png",
             caption="../../report/ldppca_figure.rst",
-            category="Local-DP PCA (Wang & Xu)",
+            category=LDPPCA_EXPERIMENT.title,
             labels={"figure": "{ldppca_figure}"},
         ),
         pdf=f"{RESULTS}/figures/ldppca_{{ldppca_figure}}.pdf",
@@ -99,7 +98,7 @@ rule ldppca_table:
         csv=report(
             f"{LDPPCA}/summary.csv",
             caption="../../report/ldppca_table.rst",
-            category="Local-DP PCA (Wang & Xu)",
+            category=LDPPCA_EXPERIMENT.title,
             labels={"table": "summary"},
         ),
         fits=f"{LDPPCA}/theory_fit.csv",
@@ -133,17 +132,12 @@ rule ldppca_fig4:
 rule ldppca:
     """Every output of the local-DP PCA experiment."""
     input:
-        LDPPCA_FIGURE_FILES["fig3"],
-        LDPPCA_FIGURE_FILES["fig4"],
-        f"{LDPPCA}/summary.csv",
-        f"{LDPPCA}/findings.txt",
+        LDPPCA_EXPERIMENT.targets(RESULTS),
 
 
-EXPERIMENT_TARGETS.extend(
-    LDPPCA_FIGURE_FILES["fig3"] + LDPPCA_FIGURE_FILES["fig4"] + [f"{LDPPCA}/summary.csv", f"{LDPPCA}/findings.txt"]
-)
+EXPERIMENT_TARGETS.extend(LDPPCA_EXPERIMENT.targets(RESULTS))
 PROVENANCE_INPUTS.extend([f"{LDPPCA}/{fig}/summary.parquet" for fig in LDPPCA_FIGURES] + [f"{LDPPCA}/summary.parquet"])
-FINDINGS_INPUTS.append(f"{LDPPCA}/findings.txt")
+FINDINGS_INPUTS.append(LDPPCA_EXPERIMENT.findings_path(RESULTS))
 
 
 localrules:

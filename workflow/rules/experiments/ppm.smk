@@ -4,8 +4,8 @@
 
 from ddppm.methods import available_methods as ppm_available_methods
 
-# Cross-key checks of the section: ddppm.experiments.ppm.check_config, run by the pipeline's config check.
-
+# The section's cross-key checks (ddppm.experiments.ppm.check_config) ran with the config's validation.
+PPM_EXPERIMENT = get_experiment("ppm")
 PPM = f"{RESULTS}/ppm"
 PPM_METHODS = list(config["ppm"]["methods"])
 PPM_FIG1 = [f"{PPM}/figures/fig1.{ext}" for ext in ("png", "pdf")]
@@ -91,19 +91,19 @@ rule ppm_summary:
         errors_csv=report(
             f"{PPM}/tables/errors.csv",
             caption="../../report/ppm_errors.rst",
-            category="Nicolas et al.: private power methods",
+            category=PPM_EXPERIMENT.title,
             labels={"table": "errors"},
         ),
         eps_ratio=f"{PPM}/tables/eps_ratio.parquet",
         eps_ratio_csv=report(
             f"{PPM}/tables/eps_ratio.csv",
             caption="../../report/ppm_eps_ratio.rst",
-            category="Nicolas et al.: private power methods",
+            category=PPM_EXPERIMENT.title,
             labels={"table": "ε ratio at equal error"},
         ),
         findings=f"{PPM}/tables/findings.txt",
     params:
-        cfg=global_params(*PPM_SETTINGS, "ppm.eps_ratio_reference"),
+        cfg=global_params(*PPM_SETTINGS, "ppm.eps_ratio_reference", "ppm.claims"),
         code=code_of("ppm_summary.py"),
     log:
         f"{LOGS}/ppm/summary.log",
@@ -122,7 +122,7 @@ rule ppm_figure_fig1:
         png=report(
             PPM_FIG1[0],
             caption="../../report/ppm_fig1.rst",
-            category="Nicolas et al.: private power methods",
+            category=PPM_EXPERIMENT.title,
             labels={"figure": "Fig. 1: error vs ε"},
         ),
         pdf=PPM_FIG1[1],
@@ -144,7 +144,7 @@ rule ppm_sensitivity_ratio:
         csv=report(
             f"{PPM}/tables/sensitivity_ratio.csv",
             caption="../../report/ppm_sensitivity_ratio.rst",
-            category="Nicolas et al.: private power methods",
+            category=PPM_EXPERIMENT.title,
             labels={"table": "sensitivity ratio r(k, n)"},
         ),
     params:
@@ -172,7 +172,7 @@ rule ppm_figure_fig2:
         png=report(
             PPM_FIG2[0],
             caption="../../report/ppm_fig2.rst",
-            category="Nicolas et al.: private power methods",
+            category=PPM_EXPERIMENT.title,
             labels={"figure": "Fig. 2: sensitivity ratio"},
         ),
         pdf=PPM_FIG2[1],
@@ -201,7 +201,7 @@ rule ppm_fig2:
         PPM_TABLES[2],
 
 
-EXPERIMENT_TARGETS.extend(PPM_FIG1 + PPM_FIG2 + PPM_TABLES)
+EXPERIMENT_TARGETS.extend(PPM_EXPERIMENT.targets(RESULTS))
 PROVENANCE_INPUTS.extend(
     [
         f"{PPM}/data/reference.parquet",
@@ -210,7 +210,7 @@ PROVENANCE_INPUTS.extend(
         f"{PPM}/tables/sensitivity_ratio.parquet",
     ]
 )
-FINDINGS_INPUTS.append(f"{PPM}/tables/findings.txt")
+FINDINGS_INPUTS.append(PPM_EXPERIMENT.findings_path(RESULTS))
 
 
 localrules:

@@ -3,8 +3,8 @@
 # and sound) and the oracle Gaussian release; the budget split, the claims with numbers. Config section
 # `workshop`; docs/workshop.md.
 
-# Cross-key checks of the section: ddppm.experiments.workshop.check_config, run by the pipeline's config check.
-
+# The section's cross-key checks (ddppm.experiments.workshop.check_config) ran with the config's validation.
+WORKSHOP_EXPERIMENT = get_experiment("workshop")
 WORKSHOP = f"{RESULTS}/workshop"
 WORKSHOP_CALIBRATED = [m for m in config["workshop"]["methods"] if get_method(m).calibrated]
 WORKSHOP_FIG1 = [f"{WORKSHOP}/figures/fig1.{ext}" for ext in ("png", "pdf")]
@@ -13,7 +13,7 @@ WORKSHOP_TABLES = [f"{WORKSHOP}/tables/{name}.csv" for name in ("summary", "budg
 WORKSHOP_RUN_KEYS = tuple(
     f"workshop.{k}" for k in ("epsilons", "delta_levels", "methods", "threat_models", "method_options", "budget")
 ) + ("workshop.runs", "workshop.seed")
-CATEGORY_WORKSHOP = "Workshop D-DP-PM (Campbell et al., TPDP 2025)"
+CATEGORY_WORKSHOP = WORKSHOP_EXPERIMENT.title
 
 
 wildcard_constraints:
@@ -57,7 +57,7 @@ rule workshop_calibrate:
                 f"workshop.method_options.{wc.workshop_method}",
                 f"threat_models.{wc.workshop_tm}",
             )
-            + (("workshop.budget",) if wc.workshop_method == "ddppm_workshop" else ()),
+            + tuple(f"workshop.{key}" for key in get_method(wc.workshop_method).experiment_options),
         ),
         code=code_of("workshop_calibrate.py"),
     threads: 1
@@ -157,7 +157,7 @@ rule workshop_figure_fig1:
         ),
         pdf=WORKSHOP_FIG1[1],
     params:
-        cfg=global_params("workshop.methods", "workshop.threat_models", "workshop.claims"),
+        cfg=global_params("workshop.methods", "workshop.threat_models", "workshop.claims", "workshop.labels"),
         code=code_of("workshop_figure.py"),
     log:
         f"{LOGS}/workshop/fig1.log",
@@ -174,7 +174,7 @@ rule workshop_fig1:
         WORKSHOP_TABLES,
 
 
-EXPERIMENT_TARGETS.extend(WORKSHOP_FIG1 + WORKSHOP_TABLES)
+EXPERIMENT_TARGETS.extend(WORKSHOP_EXPERIMENT.targets(RESULTS))
 PROVENANCE_INPUTS.extend(
     [
         f"{WORKSHOP}/data/normalized.parquet",
@@ -184,7 +184,7 @@ PROVENANCE_INPUTS.extend(
         f"{WORKSHOP}/tables/claims.parquet",
     ]
 )
-FINDINGS_INPUTS.append(f"{WORKSHOP}/tables/findings.txt")
+FINDINGS_INPUTS.append(WORKSHOP_EXPERIMENT.findings_path(RESULTS))
 
 
 localrules:

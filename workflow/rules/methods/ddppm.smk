@@ -2,6 +2,13 @@
 
 DDPPM_THREAT_MODELS = lambda ds: dataset_config(config, ds)["methods"]["ddppm"]["threat_models"]
 DDPPM_CALIBRATION_CHUNKS = lambda ds: int(dataset_config(config, ds)["methods"]["ddppm"]["calibration"]["chunks"])
+DDPPM_FLOORS = {ds: [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet"] for ds in DATASETS}
+FIG2_FLOORS.update(DDPPM_FLOORS)
+# The landing page's verdict reads the floors and the δ-vs-T curves of every threat model (Fig. 3's data).
+VERDICT_INPUTS.append(f"{RESULTS}/tables/floor.csv")
+VERDICT_INPUTS.extend(
+    f"{RESULTS}/methods/ddppm/{ds}/{tm}/delta_vs_T.parquet" for ds in DATASETS for tm in DDPPM_THREAT_MODELS(DATASETS[0])
+)
 DDPPM_CALIBRATION_KEYS = (
     "epsilons",
     "delta_limits",
@@ -147,7 +154,7 @@ rule figure_fig3:
         pdf=f"{RESULTS}/figures/fig3_{{threat_model}}.pdf",
     params:
         cfg=global_params("datasets"),
-        code=code_of("figure_fig3.py"),
+        code=code_of("ddppm_figure_fig3.py"),
     log:
         f"{LOGS}/figures/fig3_{{threat_model}}.log",
     resources:
@@ -156,7 +163,7 @@ rule figure_fig3:
     conda:
         "../../envs/ddppm.yaml"
     script:
-        "../../scripts/figure_fig3.py"
+        "../../scripts/ddppm_figure_fig3.py"
 
 
 rule fig3:
@@ -193,7 +200,7 @@ rule figure_frontier:
             dataset=DATASETS,
             threat_model=wc.threat_model,
         ),
-        floors=floor_files(DATASETS),
+        floors=[path for paths in DDPPM_FLOORS.values() for path in paths],
     output:
         png=report(
             f"{RESULTS}/figures/frontier_{{threat_model}}.png",
@@ -204,7 +211,7 @@ rule figure_frontier:
         pdf=f"{RESULTS}/figures/frontier_{{threat_model}}.pdf",
     params:
         cfg=global_params("datasets", "methods.ddppm.delta_curve.eps", "threat_models"),
-        code=code_of("figure_frontier.py"),
+        code=code_of("ddppm_figure_frontier.py"),
     log:
         f"{LOGS}/figures/frontier_{{threat_model}}.log",
     resources:
@@ -213,7 +220,7 @@ rule figure_frontier:
     conda:
         "../../envs/ddppm.yaml"
     script:
-        "../../scripts/figure_frontier.py"
+        "../../scripts/ddppm_figure_frontier.py"
 
 
 rule frontier:

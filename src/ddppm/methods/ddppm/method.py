@@ -120,6 +120,7 @@ class DDPPM(Method):
     style = {"color": "#1f77b4", "marker": "o", "linestyle": "-"}
     config_schema = CONFIG_SCHEMA
     calibrated = True
+    trust_model = "gossip"
 
     def choose_params(
         self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
@@ -131,6 +132,20 @@ class DDPPM(Method):
             calibrate_threat_model(problem, eps, delta_limits, options, name)[0] for name in options["threat_models"]
         ]
         return pd.concat(frames, ignore_index=True)
+
+    def calibrate(
+        self,
+        problem: DistributedProblem,
+        eps: np.ndarray,
+        delta_limits: np.ndarray,
+        options: dict[str, Any],
+        threat_model: str,
+        definitions: dict[str, dict[str, str]] | None = None,
+    ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+        from ddppm.methods.ddppm.steps import calibrate_threat_model
+
+        options = {**options, "threat_model_definitions": definitions}
+        return calibrate_threat_model(problem, eps, delta_limits, options, threat_model)
 
     def run_errors(
         self,

@@ -53,6 +53,7 @@ class LocalPCAMethod(RegisteredMethod):
     """A method of the ``local_dp_pca`` task (interface; see the module docs)."""
 
     task: ClassVar[str] = LOCAL_DP_PCA
+    trust_model: ClassVar[str] = "local"
     theorem: ClassVar[str]
     """The paper's utility theorem for the method (names the rate in the figures)."""
 

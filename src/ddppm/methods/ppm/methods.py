@@ -94,6 +94,11 @@ class PowerMethod(SubspaceMethod):
     rule: ClassVar[str]
     noise_model: ClassVar[str]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "noise_model" in vars(cls):  # where the noise is added says whom the method must trust
+            cls.trust_model = cls.noise_model
+
     def estimate(
         self,
         operator: PSDOperator,

@@ -19,6 +19,7 @@ from ddppm.methods.base import Method, param_table, register
 from ddppm.methods.ddppm.method import params_to_row
 from ddppm.methods.workshop.algorithm import draw_workshop_normals, workshop_errors
 from ddppm.methods.workshop.calibration import WorkshopCalibration, calibrate_threat_model, params_from_row
+from ddppm.methods.workshop.recheck import with_exact_recheck
 from ddppm.methods.workshop.schema import CONFIG_SCHEMA
 
 BUDGET_COLUMNS = (
@@ -86,7 +87,9 @@ class WorkshopDDPPM(Method):
     style = {"color": "#17becf", "marker": "h", "linestyle": (0, (4, 1.5))}
     config_schema = CONFIG_SCHEMA
     calibrated = True
+    trust_model = "gossip"
     configured_by = "workshop"
+    experiment_options = ("budget",)
 
     def choose_params(
         self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
@@ -97,6 +100,23 @@ class WorkshopDDPPM(Method):
             for name in options["threat_models"]
         ]
         return pd.concat(frames, ignore_index=True)
+
+    def calibrate(
+        self,
+        problem: DistributedProblem,
+        eps: np.ndarray,
+        delta_limits: np.ndarray,
+        options: dict[str, Any],
+        threat_model: str,
+        definitions: dict[str, dict[str, str]] | None = None,
+    ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+        """Parameter rows under one threat model (with the exact recheck where the accounting is a bound), every
+        evaluated candidate and the calibration's metadata."""
+        result = calibrate_threat_model(problem, eps, delta_limits, options, threat_model, definitions)
+        rows = param_rows(result, threat_model)
+        if result.meta["accounting_iterations"] != "exact":
+            rows = with_exact_recheck(problem, rows, options, result.meta)
+        return rows, result.candidates, result.meta
 
     def run_errors(
         self,

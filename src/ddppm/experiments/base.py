@@ -1,0 +1,102 @@
+"""The experiment contract and the registry: every source paper's experiment has one shape.
+
+An experiment ``<name>`` is three files and nothing else:
+
+* a module (or package) ``ddppm.experiments.<name>`` with a subclass of :class:`Experiment` decorated with
+  :func:`register_experiment` (its library entry points: data, runs, tables, findings);
+* its config schema ``<name>.schema.yaml`` beside the module: the config section ``<name>`` at the top level of
+  ``config.yaml``, every default included;
+* its rule file ``workflow/rules/experiments/<name>.smk``, included when ``experiments`` lists ``<name>``; it
+  adds :meth:`Experiment.targets` to the default target and :meth:`Experiment.findings_path` to the report.
+
+The config assembly (:mod:`ddppm.config`) asks this registry for the sections and their checks; the journal
+pipeline (:mod:`ddppm.pipeline`) never imports an experiment.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+
+from ddppm.core.errors import ConfigError
+from ddppm.core.schema import section_with_defaults
+
+
+class Experiment:
+    """One source paper's headline experiment, as the workflow and the report see it.
+
+    Subclasses set :attr:`name`, :attr:`title`, :attr:`targets_relative` and :attr:`findings_relative`, and
+    override :meth:`check_config` with the cross-key checks their schema cannot express.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    """The report's category for the experiment's figures and tables (the paper, short)."""
+    targets_relative: ClassVar[tuple[str, ...]] = ()
+    """The figures and tables of the default run, relative to the results directory."""
+    findings_relative: ClassVar[str]
+    """The findings file (a title line, then one sentence per line), relative to the results directory."""
+
+    @cached_property
+    def schema(self) -> dict[str, Any]:
+        """The section's JSON schema (``<name>.schema.yaml`` beside the experiment's module)."""
+        return _schema_file(self.name)
+
+    def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+        """Cross-key checks of the validated section (raise :class:`ConfigError` naming ``<name>.<key>``);
+        ``config`` is the whole validated config when there is one (its ``threat_models``, say)."""
+
+    def default_section(self, **overrides: Any) -> dict[str, Any]:
+        """The section with every default of the schema, nested ``overrides`` merged in, validated and checked:
+        the library's way to run the experiment without Snakemake."""
+        section = section_with_defaults(self.schema, self.name, overrides)
+        self.check_config(section)
+        return section
+
+    def targets(self, results: str) -> list[str]:
+        """The files the default run builds for this experiment (its rule file makes each of them)."""
+        return [f"{results}/{path}" for path in self.targets_relative]
+
+    def findings_path(self, results: str) -> str:
+        """The findings file the report's landing page reads."""
+        return f"{results}/{self.findings_relative}"
+
+
+_REGISTRY: dict[str, Experiment] = {}
+_HERE = Path(__file__).parent
+
+
+def register_experiment(cls: type[Experiment]) -> type[Experiment]:
+    """Class decorator: add an experiment to the registry under ``cls.name`` (its schema file must exist)."""
+    if not (_HERE / f"{cls.name}.schema.yaml").exists():
+        raise ValueError(f"experiment {cls.name!r} has no schema file {cls.name}.schema.yaml beside its module")
+    if cls.name in _REGISTRY and type(_REGISTRY[cls.name]) is not cls:
+        raise ValueError(f"two experiments are registered as {cls.name!r}")
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def _schema_file(name: str) -> dict[str, Any]:
+    return yaml.safe_load((_HERE / f"{name}.schema.yaml").read_text(encoding="utf-8"))
+
+
+def available_experiments() -> dict[str, Experiment]:
+    """Every registered experiment by name (sorted): each module of this package that registers one."""
+    package = importlib.import_module("ddppm.experiments")
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name != "base":
+            importlib.import_module(f"{package.__name__}.{info.name}")
+    return {name: _REGISTRY[name] for name in sorted(_REGISTRY)}
+
+
+def get_experiment(name: str) -> Experiment:
+    """The registered experiment ``name``; a :class:`ConfigError` naming ``experiments`` if unknown."""
+    known = available_experiments()
+    if name not in known:
+        raise ConfigError(f"experiments: unknown experiment {name!r}; known experiments are {sorted(known)}")
+    return known[name]

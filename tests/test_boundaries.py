@@ -1,0 +1,125 @@
+"""The registries' promises, checked on the source: no method name outside its own module, and a journal
+pipeline that imports no experiment (issue: "a house a newcomer can carry on")."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ddppm.methods import available_methods, method_module
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE_NAME = "ddppm"
+"""Also the journal method's name: as the distribution's name (logger, metadata, cache directory) it is allowed."""
+
+
+def _own_paths(name: str) -> set[Path]:
+    """A method's own files: its module (or package), its rule file and its scripts (``<name>_*.py``)."""
+    module = Path(*method_module(name).split(".")[:3])  # ddppm.methods.<package>
+    source = REPO / "src" / module
+    own = set(source.rglob("*.py")) if source.is_dir() else {source.with_suffix(".py")}
+    own |= {REPO / "workflow" / "rules" / "methods" / f"{name}.smk"}
+    own |= set((REPO / "workflow" / "scripts").glob(f"{name}_*.py"))
+    return own
+
+
+def _python_uses(path: Path, names: set[str]) -> list[tuple[int, str]]:
+    """String constants of ``path`` equal to a method name (the package's own name only where it is not the
+    argument of a call or part of a path expression, i.e. where it is used as a method)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    exempt: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            exempt |= {id(a) for a in node.args}
+        if isinstance(node, ast.BinOp):
+            exempt |= {id(node.left), id(node.right)}
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PACKAGE" for t in node.targets):
+            exempt.add(id(node.value))
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            if node.value == PACKAGE_NAME and id(node) in exempt:
+                continue
+            hits.append((node.lineno, node.value))
+    return hits
+
+
+def _snakemake_uses(path: Path, names: set[str]) -> list[tuple[int, str]]:
+    hits = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        code = line.split("#", 1)[0]
+        hits += [(lineno, m) for m in re.findall(r"[\"']([a-z0-9_]+)[\"']", code) if m in names]
+        hits += [(lineno, m) for m in re.findall(r"/(\w+)/\{", code) if m in names]  # a method's result folder
+    return hits
+
+
+def test_no_method_name_outside_its_module() -> None:
+    """Every registered method's name appears (as a string) only in its own module, rule file and scripts;
+    config files (YAML) and docs may name methods, code asks the registry or the config."""
+    methods = available_methods(task=None)
+    names = set(methods)
+    files = [
+        *(REPO / "src").rglob("*.py"),
+        *(REPO / "workflow").rglob("*.py"),
+        *(REPO / "workflow").rglob("*.smk"),
+        REPO / "Snakefile",
+    ]
+    assert len(files) > 50
+    found = []
+    for path in files:
+        uses = _snakemake_uses(path, names) if path.suffix in (".smk", "") else _python_uses(path, names)
+        for lineno, name in uses:
+            if path not in _own_paths(name):
+                found.append(f"{path.relative_to(REPO)}:{lineno}: {name}")
+    assert not found, "method names outside their modules:\n" + "\n".join(found)
+
+
+def test_the_check_sees_a_method_name() -> None:
+    """The check above is not vacuous: it flags a comparison with a method name and a result-folder path."""
+    names = set(available_methods(task=None))
+    probe = REPO / "tests" / "_probe_names.py"
+    try:
+        probe.write_text('x = 1\nif x == "ldp_analytic":\n    pass\nlog = getLogger("ddppm")\ny = {"ddppm": 1}\n')
+        assert _python_uses(probe, names) == [(2, "ldp_analytic"), (5, "ddppm")]
+    finally:
+        probe.unlink()
+    smk = REPO / "tests" / "_probe_names.smk"
+    try:
+        smk.write_text('x = f"{RESULTS}/methods/ddppm/{ds}/floor.parquet"  # "ldp" in a comment is fine\n')
+        assert _snakemake_uses(smk, names) == [(1, "ddppm")]
+    finally:
+        smk.unlink()
+
+
+def test_pipeline_config_imports_no_experiment() -> None:
+    """``ddppm.pipeline.config`` (the journal pipeline) imports no experiment module; ``ddppm.config`` joins them."""
+    code = (
+        "import sys, ddppm.pipeline.config, ddppm.pipeline.readme, ddppm.pipeline.report\n"
+        "print(sorted(m for m in sys.modules if m.startswith('ddppm.experiments')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, ddppm.config; ddppm.config.config_schema(); print('ddppm.experiments.workshop' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "True"  # the assembly does see them (the probe above is not vacuous)
+
+
+def test_every_experiment_is_its_module_schema_and_rule_file() -> None:
+    """Each registered experiment has its schema beside its module, its rule file, and targets its rule file names."""
+    from ddppm.experiments import available_experiments
+
+    experiments = available_experiments()
+    assert set(experiments) == {"ldppca", "ppm", "workshop"}
+    for name, experiment in experiments.items():
+        assert experiment.schema["type"] == "object"
+        rules = (REPO / "workflow" / "rules" / "experiments" / f"{name}.smk").read_text(encoding="utf-8")
+        assert "EXPERIMENT_TARGETS.extend(" in rules and ".targets(RESULTS)" in rules
+        assert experiment.findings_path("r").startswith("r/") and experiment.findings_path("r").endswith(".txt")
+        assert all(t.startswith("r/") for t in experiment.targets("r")) and experiment.targets("r")
