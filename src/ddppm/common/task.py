@@ -1,0 +1,109 @@
+"""The common task and its metrics: the top-k principal directions of row-partitioned data.
+
+Data: ``X`` (n × d), one individual per row, every row in the unit ball, rows split over m agents. Target: the
+top-k eigenvectors ``V`` (d × k) of ``XᵀX``, what a user of PCA projects with and what every source paper
+estimates (the journal's left singular vector ``u = Xv/‖Xv‖`` is a function of the same ``v``).
+
+Metrics, for an estimate ``V̂`` with orthonormal columns:
+
+* subspace error ``‖V̂V̂ᵀ − VVᵀ‖_F / √(2k)`` in [0, 1] (:func:`subspace_error`; for k = 1 it is ``sin∠(v, v̂)``);
+* captured variance ``tr(V̂ᵀXᵀXV̂) / tr(VᵀXᵀXV)`` in [0, 1] (:func:`captured_variance`);
+* chance level: the root-mean-square subspace error of a uniformly random k-subspace, ``sqrt(1 − k/d)``
+  (:func:`chance_error`; ``E tr(PP̂) = k²/d`` for P̂ uniform, so ``E‖P̂ − P‖²_F = 2k(1 − k/d)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ddppm.core.errors import DataError
+
+
+@dataclass(frozen=True)
+class CommonTask:
+    """Rows ``X`` (n × d) in the unit ball, split over agents (``parts``: row indices per agent), and the rank k.
+
+    ``W`` is the network's mixing matrix when the agents gossip (None when no method needs it)."""
+
+    X: np.ndarray
+    parts: tuple[np.ndarray, ...]
+    k: int
+    W: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        n, d = self.X.shape
+        if not 1 <= self.k < d:
+            raise DataError(f"common task: rank k = {self.k} must satisfy 1 <= k < d = {d}")
+        norms = np.linalg.norm(self.X, axis=1)
+        if norms.max() > 1 + 1e-9:
+            raise DataError(f"common task: a row has norm {norms.max():.6g} > 1; rows must lie in the unit ball")
+        rows = np.sort(np.concatenate(self.parts))
+        if rows.size != n or not np.array_equal(rows, np.arange(n)):
+            raise DataError("common task: the agents' row sets must partition the rows 0..n-1")
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def m(self) -> int:
+        return len(self.parts)
+
+    @cached_property
+    def gram(self) -> np.ndarray:
+        """``XᵀX`` (d × d)."""
+        return self.X.T @ self.X
+
+    def local_gram(self, agent: int) -> np.ndarray:
+        """``X_jᵀX_j`` of agent ``j`` (the local second-moment matrix, unnormalised)."""
+        rows = self.X[self.parts[agent]]
+        return rows.T @ rows
+
+    @cached_property
+    def spectrum(self) -> tuple[np.ndarray, np.ndarray]:
+        """Eigenvalues (descending) and eigenvectors of ``XᵀX``."""
+        values, vectors = np.linalg.eigh(self.gram)
+        return values[::-1], vectors[:, ::-1]
+
+    @property
+    def V(self) -> np.ndarray:
+        """The target: the top-k eigenvectors of ``XᵀX`` (d × k)."""
+        return self.spectrum[1][:, : self.k]
+
+    @property
+    def eigengap(self) -> float:
+        """``λ_k − λ_{k+1}`` of ``XᵀX`` (the target is well defined only if it is > 0)."""
+        values = self.spectrum[0]
+        return float(values[self.k - 1] - values[self.k])
+
+
+def subspace_error(V_hat: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``‖V̂V̂ᵀ − VVᵀ‖_F / √(2k)`` for each estimate: ``V_hat`` has shape (d, k) or (runs, d, k), orthonormal columns.
+
+    With orthonormal bases, ``‖V̂V̂ᵀ − VVᵀ‖²_F = 2k − 2‖VᵀV̂‖²_F``: computed that way (no d × d products), clipped
+    at 0 against round-off."""
+    V_hat = np.asarray(V_hat, float)
+    k = V.shape[1]
+    overlap = np.einsum("dk,...dl->...kl", V, V_hat)
+    squared = 2 * k - 2 * np.einsum("...kl,...kl->...", overlap, overlap)
+    return np.sqrt(np.clip(squared, 0.0, None) / (2 * k))
+
+
+def captured_variance(V_hat: np.ndarray, task: CommonTask) -> np.ndarray:
+    """``tr(V̂ᵀXᵀXV̂) / tr(VᵀXᵀXV)``: the share of the best rank-k variance the estimate captures."""
+    V_hat = np.asarray(V_hat, float)
+    captured = np.einsum("...dk,de,...ek->...", V_hat, task.gram, V_hat)
+    best = float(task.spectrum[0][: task.k].sum())
+    return captured / best
+
+
+def chance_error(d: int, k: int) -> float:
+    """Root-mean-square :func:`subspace_error` of a uniformly random k-subspace of R^d: ``sqrt(1 − k/d)``."""
+    return float(np.sqrt(1 - k / d))

@@ -1,0 +1,171 @@
+"""The common task's metrics, adjacency sensitivities and certified accountant, each against an independent route:
+Monte Carlo (chance level), the journal's own metric (k = 1), brute-force search (sensitivities) and Google's
+``dp-accounting`` (composition of Gaussian mechanisms)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from ddppm.common.adjacency import ADJACENCIES, release_sensitivity
+from ddppm.common.certified import certified_delta, composed_mu, noise_multiplier
+from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
+from ddppm.core.errors import DataError
+from ddppm.core.metrics import sin_error
+
+
+def _orthonormal(rng: np.random.Generator, d: int, k: int, runs: int | None = None) -> np.ndarray:
+    shape = (d, k) if runs is None else (runs, d, k)
+    return np.linalg.qr(rng.standard_normal(shape))[0]
+
+
+def _task(rng: np.random.Generator, n: int = 60, d: int = 6, k: int = 2, m: int = 3) -> CommonTask:
+    X = rng.standard_normal((n, d)) * np.linspace(2, 0.5, d)
+    X /= np.linalg.norm(X, axis=1).max()
+    return CommonTask(X, tuple(np.array_split(np.arange(n), m)), k)
+
+
+def test_subspace_error_is_the_journal_sine_for_one_direction() -> None:
+    rng = np.random.default_rng(0)
+    v, q = _orthonormal(rng, 7, 1), _orthonormal(rng, 7, 1, runs=5)
+    np.testing.assert_allclose(subspace_error(q, v), sin_error(v[:, 0], q[:, :, 0].T), rtol=1e-12)
+    rotation = _orthonormal(rng, 3, 3)
+    V, W = _orthonormal(rng, 7, 3), _orthonormal(rng, 7, 3)
+    assert subspace_error(W @ rotation, V) == pytest.approx(subspace_error(W, V), rel=1e-12)  # a subspace, not a basis
+    assert subspace_error(V, V) == pytest.approx(0.0, abs=1e-7)
+    direct = np.linalg.norm(W @ W.T - V @ V.T) / np.sqrt(6)
+    assert subspace_error(W, V) == pytest.approx(direct, rel=1e-12)
+
+
+@pytest.mark.parametrize(("d", "k"), [(5, 1), (13, 3), (64, 3)])
+def test_chance_level_by_monte_carlo(d: int, k: int) -> None:
+    rng = np.random.default_rng(d)
+    V = _orthonormal(rng, d, k)
+    errors = subspace_error(_orthonormal(rng, d, k, runs=20000), V)
+    assert np.sqrt(np.mean(errors**2)) == pytest.approx(chance_error(d, k), rel=0.01)
+
+
+def test_captured_variance() -> None:
+    rng = np.random.default_rng(1)
+    task = _task(rng)
+    assert captured_variance(task.V, task) == pytest.approx(1.0, rel=1e-12)
+    values, vectors = np.linalg.eigh(task.gram)  # the bottom-k directions capture the bottom eigenvalues
+    bottom = vectors[:, : task.k]
+    assert captured_variance(bottom, task) == pytest.approx(values[: task.k].sum() / values[-task.k :].sum())
+    assert np.all(captured_variance(_orthonormal(rng, task.d, task.k, runs=50), task) < 1)
+
+
+def test_task_rejects_bad_data() -> None:
+    X = np.ones((4, 3))
+    with pytest.raises(DataError, match="unit ball"):
+        CommonTask(X, (np.arange(4),), 1)
+    with pytest.raises(DataError, match="partition"):
+        CommonTask(X / 2, (np.arange(3),), 1)
+    with pytest.raises(DataError, match="rank k"):
+        CommonTask(X / 2, (np.arange(4),), 3)
+
+
+# ------------------------------------------------------------------------------------------- sensitivities
+
+
+def _pairs(rng: np.random.Generator, adjacency: str, d: int, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Random adjacent rows: uniform in the unit ball, unit vectors, and zero rows, under ``adjacency``."""
+    out = []
+    while len(out) < count:
+        x, y = (rng.standard_normal(d) for _ in range(2))
+        kind = rng.integers(3)
+        x, y = (v / np.linalg.norm(v) * (rng.uniform() ** (1 / d) if kind == 0 else 1.0) for v in (x, y))
+        if kind == 2:
+            y = np.zeros(d)
+        if adjacency == "distance_one" and np.linalg.norm(x - y) > 1:
+            y = x + (y - x) / np.linalg.norm(y - x) * rng.uniform()
+            if np.linalg.norm(y) > 1:
+                continue
+        out.append((x, y))
+    return out
+
+
+def _release(release: str, x: np.ndarray, y: np.ndarray, Q: np.ndarray) -> float:
+    C = np.outer(x, x) - np.outer(y, y)
+    if release == "rows":
+        return float(np.linalg.norm(x - y))
+    if release == "second_moment":
+        return float(np.linalg.norm(C))
+    if release == "upper_triangle":
+        return float(np.linalg.norm(C[np.triu_indices(len(x))]))
+    return float(np.linalg.norm(C @ Q))
+
+
+def _local_max(release: str, adjacency: str, d: int, p: int, rng: np.random.Generator) -> float:
+    """A penalised Nelder-Mead climb from a random start (rows and, for a power step, the block's angle)."""
+    Q0 = _orthonormal(rng, d, p)
+
+    def loss(z: np.ndarray) -> float:
+        x, y = z[:d], z[d : 2 * d]
+        over = max(0, x @ x - 1) + max(0, y @ y - 1)
+        if adjacency == "distance_one":
+            over += max(0, (x - y) @ (x - y) - 1)
+        return -_release(release, x, y, Q0) + 1e3 * over
+
+    start = rng.uniform(-0.6, 0.6, 2 * d)
+    res = minimize(loss, start, method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 4000})
+    x, y = res.x[:d], res.x[d:]
+    scale = max(1.0, np.linalg.norm(x), np.linalg.norm(y))  # project back into the ball: a valid pair
+    if adjacency == "distance_one":
+        scale = max(scale, np.linalg.norm(x - y))
+    return _release(release, x / scale, y / scale, Q0)
+
+
+def _witness(release: str, adjacency: str, p: int) -> float:
+    """The pair (and block) the derivation says attains the sup: orthogonal or opposite unit rows
+    (``replace_one``), unit rows 60° apart or a unit row and zero (``distance_one``), in C's eigenbasis."""
+    d = 3
+    if release == "rows":
+        x, y = np.eye(d)[0], (-np.eye(d)[0] if adjacency == "replace_one" else np.zeros(d))
+    elif release == "power_step" and p == 1:
+        x, y = np.eye(d)[0], (np.eye(d)[1] if adjacency == "replace_one" else np.zeros(d))
+    else:
+        angle = np.pi / 2 if adjacency == "replace_one" else np.pi / 3
+        x, y = np.eye(d)[0], np.cos(angle) * np.eye(d)[0] + np.sin(angle) * np.eye(d)[1]
+        _, basis = np.linalg.eigh(np.outer(x, x) - np.outer(y, y))
+        x, y = basis.T @ x, basis.T @ y  # the same pair in C's eigenbasis: C diagonal
+    return _release(release, x, y, np.eye(d)[:, :p])
+
+
+@pytest.mark.parametrize("adjacency", ADJACENCIES)
+@pytest.mark.parametrize(("release", "p"), [("rows", 1), ("second_moment", 1), ("upper_triangle", 1),
+                                            ("power_step", 1), ("power_step", 3)])  # fmt: skip
+def test_sensitivity_by_brute_force(adjacency: str, release: str, p: int) -> None:
+    """No random or locally optimised adjacent pair exceeds the derived sensitivity, and the derivation's
+    witness attains it (so it is the sup, not only a bound)."""
+    rng = np.random.default_rng(abs(hash((adjacency, release, p))) % 2**32)
+    d = 3
+    bound = release_sensitivity(release, adjacency, block=p)
+    Q = _orthonormal(rng, d, p)
+    sampled = max(_release(release, x, y, Q) for x, y in _pairs(rng, adjacency, d, 3000))
+    climbed = max(_local_max(release, adjacency, d, p, rng) for _ in range(8))
+    assert max(sampled, climbed) <= bound * (1 + 1e-9)
+    assert max(sampled, climbed) >= 0.8 * bound  # the search does explore near the sup
+    assert _witness(release, adjacency, p) == pytest.approx(bound, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- certified δ
+
+
+@pytest.mark.parametrize(("sigma", "releases", "eps"), [(1.0, 1, 1.0), (2.0, 5, 1.0), (0.5, 3, 4.0), (5.0, 10, 0.5)])
+def test_certified_delta_against_dp_accounting(sigma: float, releases: int, eps: float) -> None:
+    dp_accounting = pytest.importorskip("dp_accounting", reason="the test extra installs dp-accounting")
+    from dp_accounting import pld
+
+    accountant = pld.PLDAccountant()
+    accountant.compose(dp_accounting.GaussianDpEvent(sigma), count=releases)
+    ours = certified_delta(composed_mu([1.0] * releases, [sigma] * releases), eps)
+    assert ours == pytest.approx(accountant.get_delta(eps), rel=1e-9)
+
+
+def test_noise_multiplier_meets_its_target() -> None:
+    for eps, delta, releases in ((1.0, 1e-5, 1), (0.5, 1e-5, 4), (10.0, 1e-5, 20), (50.0, 1e-8, 3)):
+        s = noise_multiplier(eps, delta, releases)
+        assert certified_delta(composed_mu([2.0] * releases, [2 * s] * releases), eps) == pytest.approx(delta, rel=1e-6)
+        assert certified_delta(composed_mu([1.0] * releases, [0.99 * s] * releases), eps) > delta
