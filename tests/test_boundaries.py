@@ -103,7 +103,12 @@ def test_pipeline_config_imports_no_experiment() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     out = subprocess.run(
-        [sys.executable, "-c", "import sys, ddppm.config; ddppm.config.config_schema(); print('ddppm.experiments.workshop' in sys.modules)"],
+        [
+            sys.executable,
+            "-c",
+            "import sys, ddppm.config; ddppm.config.config_schema(); "
+            "print('ddppm.experiments.workshop' in sys.modules)",
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -169,3 +169,116 @@ def test_noise_multiplier_meets_its_target() -> None:
         s = noise_multiplier(eps, delta, releases)
         assert certified_delta(composed_mu([2.0] * releases, [2 * s] * releases), eps) == pytest.approx(delta, rel=1e-6)
         assert certified_delta(composed_mu([1.0] * releases, [0.99 * s] * releases), eps) > delta
+
+
+# ------------------------------------------------------------------------------------ methods and the runner
+
+
+def _methods():
+    from ddppm.common.base import common_task_methods
+
+    return common_task_methods()
+
+
+OPTIONS = {"adjacency": "replace_one", "iterations": 6}
+
+
+def test_every_method_meets_its_target_delta_and_returns_orthonormal_bases() -> None:
+    rng = np.random.default_rng(3)
+    task = _task(rng, k=2)
+    methods = _methods()
+    assert {m.trust_model for m in methods.values()} >= {"central", "secure_aggregation", "local"}
+    for name, method in methods.items():
+        cal = method.common_calibrate(task, 2.0, 1e-5, OPTIONS)
+        if name != "ldp":  # the classic σ formula is not a calibration: its true δ is whatever it is
+            assert cal.delta == pytest.approx(1e-5, rel=1e-6) and cal.feasible, name
+        V = method.common_estimate(task, cal, [np.random.default_rng(i) for i in range(3)], OPTIONS)
+        assert V.shape == (3, task.d, task.k)
+        np.testing.assert_allclose(np.einsum("rdk,rdl->rkl", V, V), np.broadcast_to(np.eye(2), (3, 2, 2)), atol=1e-9)
+        costs = method.common_costs(task, cal)
+        assert costs["floats_per_agent"] > 0 and costs["rounds"] >= 1
+
+
+def test_power_methods_differ_only_by_their_aggregate_noise() -> None:
+    """Central and secure aggregation add the same aggregate noise: equal estimates from equal generators; with
+    one agent the local method adds it too (the client versions are equal in law to one aggregate draw)."""
+    rng = np.random.default_rng(4)
+    task = _task(rng, k=2, m=3)
+    by_trust = {m.trust_model: m for m in _methods().values() if hasattr(m, "noise_model")}
+    cal = by_trust["central"].common_calibrate(task, 5.0, 1e-5, OPTIONS)
+    runs = [np.random.default_rng(i) for i in range(4)]
+    central = by_trust["central"].common_estimate(task, cal, runs, OPTIONS)
+    secure = by_trust["secure_aggregation"].common_estimate(
+        task, cal, [np.random.default_rng(i) for i in range(4)], OPTIONS
+    )
+    np.testing.assert_allclose(secure, central, atol=1e-12)
+    single = CommonTask(task.X, (np.arange(task.n),), task.k)
+    one = [by_trust[t].common_estimate(single, cal, [np.random.default_rng(9)], OPTIONS) for t in ("central", "local")]
+    np.testing.assert_allclose(one[0], one[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("release", ["rows", "upper_triangle"])
+def test_searched_delta_of_one_release_never_exceeds_the_certified(release: str) -> None:
+    """The generic accountant (exact hockey stick of two Gaussians) at random neighbours and at the witness is at
+    most the certified δ, and equal at the witness: the certified δ is the sup over neighbours."""
+    from ddppm.common.certified import certified_delta
+    from ddppm.privacy.tails import gaussian_tail_delta
+
+    rng = np.random.default_rng(5)
+    d, eps, sigma = 3, 1.0, 1.7
+    bound = release_sensitivity(release, "replace_one")
+    cert = certified_delta(bound / sigma, eps)
+
+    def released(x: np.ndarray) -> np.ndarray:
+        return x if release == "rows" else np.outer(x, x)[np.triu_indices(d)]
+
+    pairs = _pairs(rng, "replace_one", d, 40)
+    witness = (np.eye(d)[0], -np.eye(d)[0]) if release == "rows" else (np.eye(d)[0], np.eye(d)[1])
+    for x, y in [*pairs, witness]:
+        a, b = released(x), released(y)
+        cov = sigma**2 * np.eye(a.size)
+        searched = gaussian_tail_delta(a, cov, b, cov, [eps], kind="hockey_stick")[0]
+        assert searched <= cert * (1 + 1e-6)
+    assert searched == pytest.approx(cert, rel=1e-6)
+
+
+def test_which_method_respects_trust_and_certification() -> None:
+    import pandas as pd
+
+    from ddppm.common.run import which_method
+
+    rows = [  # (method, trust, column, feasible, error)
+        ("a", "central", "certified", True, 0.1),
+        ("b", "local", "certified", True, 0.3),
+        ("c", "secure_aggregation", "certified", True, 0.2),
+        ("d", "local", "certified", False, 0.05),  # over its δ limit
+        ("e", "gossip", "searched", True, 0.01),  # only a lower bound on δ
+    ]
+    summary = pd.DataFrame(
+        [
+            {"dataset": "s", "k": 1, "eps": 1.0, "method": m, "trust_model": t, "privacy_column": c, "feasible": f,
+             "error_mean": e, "error_ci_lo": e - 0.01, "error_ci_hi": e + 0.01, "captured_variance_mean": 1 - e}
+            for m, t, c, f, e in rows
+        ]
+    )  # fmt: skip
+    table = which_method(summary).set_index("trust_model")
+    assert table.loc["central", "best"] == "a" and table.loc["central", "runner_up"] == "c"
+    assert table.loc["secure_aggregation", "best"] == "c" and table.loc["secure_aggregation", "runner_up"] == "b"
+    assert table.loc["local", "best"] == "b" and table.loc["local", "runner_up"] == ""
+    assert bool(table.loc["central", "clear_winner"])
+
+
+def test_runner_on_a_small_task() -> None:
+    from ddppm.common.run import run_methods, summarise, which_method
+
+    task = _task(np.random.default_rng(6), n=200, d=5, k=1, m=4)
+    runs = run_methods(task, [1.0, 50.0], 1e-5, 8, 0, OPTIONS, dataset="toy")
+    summary = summarise(runs)
+    assert len(runs) == 8 * 2 * len(_methods()) and set(summary["n_runs"]) == {8}
+    assert (summary["error_ci_lo"] <= summary["error_mean"]).all()
+    at = summary.set_index(["method", "eps"])["error_mean"]
+    for name in _methods():
+        assert at[(name, 50.0)] < at[(name, 1.0)]  # more privacy budget, less error
+    again = summarise(run_methods(task, [1.0, 50.0], 1e-5, 8, 0, OPTIONS, dataset="toy"))
+    np.testing.assert_array_equal(again["error_mean"], summary["error_mean"])  # seeded
+    assert set(which_method(summary)["trust_model"]) == {"central", "secure_aggregation", "local"}

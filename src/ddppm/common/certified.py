@@ -18,8 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ddppm.core.errors import PrivacyError
-from ddppm.methods.ppm.privacy import log_gaussian_delta
-from ddppm.privacy.mechanisms import analytic_gaussian_sigma
+from ddppm.privacy.mechanisms import analytic_gaussian_log_delta, analytic_gaussian_sigma
 
 
 def composed_mu(sensitivities: Sequence[float], sigmas: Sequence[float]) -> float:
@@ -32,10 +31,11 @@ def composed_mu(sensitivities: Sequence[float], sigmas: Sequence[float]) -> floa
 
 
 def certified_delta(mu: float, eps: float) -> float:
-    """δ(ε) of a μ-GDP mechanism (Definition 1's δ, for every neighbour)."""
+    """δ(ε) of a μ-GDP mechanism (Definition 1's δ, for every neighbour): the analytic Gaussian δ of one release
+    with noise multiplier 1/μ."""
     if mu <= 0:
         return 0.0
-    return float(np.exp(log_gaussian_delta(mu, float(eps))))
+    return float(np.exp(analytic_gaussian_log_delta(1.0 / mu, float(eps))))  # one release of sensitivity μ, σ = 1
 
 
 def noise_multiplier(eps: float, delta: float, releases: int = 1) -> float:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +44,13 @@ class CommonTask:
         rows = np.sort(np.concatenate(self.parts))
         if rows.size != n or not np.array_equal(rows, np.arange(n)):
             raise DataError("common task: the agents' row sets must partition the rows 0..n-1")
+
+    @classmethod
+    def from_problem(cls, problem: Any, k: int) -> CommonTask:
+        """The task on a :class:`~ddppm.core.problem.DistributedProblem` (the pipeline's data, partition and
+        network): its stacked rows, each agent's rows, its mixing matrix."""
+        parts = tuple(np.arange(problem.n)[problem.agent_slice(i)] for i in range(problem.m))
+        return cls(problem.X, parts, int(k), problem.W)
 
     @property
     def n(self) -> int:

@@ -13,11 +13,14 @@ singular vector of ``X̃``. Rows lie in the unit ball and adjacent data sets dif
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from ddppm.common.adjacency import release_sensitivity
+from ddppm.common.base import Calibrated, CommonTaskMethod, GaussianRelease, certified, top_k
+from ddppm.common.task import CommonTask
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.base import Method, gaussian_mechanism_params, register
@@ -40,8 +43,12 @@ def ldp_errors(
     return sin_error(v, u)
 
 
-class _GaussianLDP(Method):
-    """Shared by both calibrations: only :meth:`sigma` differs."""
+class _GaussianLDP(Method, CommonTaskMethod):
+    """Shared by both calibrations: only :meth:`sigma` differs. On the common task (:mod:`ddppm.common`) every
+    agent publishes its rows plus ``N(0, σ²)`` noise, σ scaled by the rows' sensitivity under the task's
+    adjacency (2 for ``replace_one``); the estimate is the top-k eigenvectors of the noisy rows' Gram matrix."""
+
+    source: ClassVar[str] = "the journal's baseline (§IV-A)"
 
     # Each agent releases its own rows plus Gaussian noise: sensitivity 1 for every neighbour, whoever observes.
     delta_holds_for_every_threat_model = True
@@ -64,6 +71,22 @@ class _GaussianLDP(Method):
         options: dict[str, Any],
     ) -> np.ndarray:
         return ldp_errors(problem.X, float(params["sigma"]), rngs, problem.top_eigenvector)
+
+    def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
+        delta = release_sensitivity("rows", options["adjacency"])
+        sigma = self.sigma(eps, delta_limit) * delta  # both calibrations are linear in the sensitivity
+        return certified(eps, delta_limit, {"sigma": sigma, "sensitivity": delta}, [GaussianRelease(delta, sigma)])
+
+    def common_estimate(
+        self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
+    ) -> np.ndarray:
+        sigma = float(calibrated.params["sigma"])
+        noisy = np.stack([task.X + sigma * rng.standard_normal(task.X.shape) for rng in rngs])
+        return top_k(np.einsum("rnd,rne->rde", noisy, noisy), task.k)
+
+    def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
+        rows = max(len(p) for p in task.parts)
+        return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (aggregator: d²)"}
 
 
 @register

@@ -81,3 +81,10 @@ def analytic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) 
     if abs(gap(log_sigma)) > 1e-6:  # the two terms of δ no longer differ in double precision
         raise unreachable
     return float(np.exp(log_sigma))
+
+
+def symmetric_gaussian(n: int, std: float, rng: np.random.Generator) -> np.ndarray:
+    """Symmetric ``E`` with independent ``N(0, std²)`` entries on and above the diagonal, ``E_ji = E_ij``: the noise
+    of a Gaussian mechanism that releases the upper triangle (diagonal included) of a symmetric n × n matrix."""
+    upper = np.triu(rng.standard_normal((n, n)) * std)
+    return upper + np.triu(upper, 1).T

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.linalg import eigh
 
 from ddppm.methods.ppm.linalg import orthonormalize
+from ddppm.privacy.mechanisms import symmetric_gaussian
 
 NOISE_MODELS: tuple[str, ...] = ("central", "secure_aggregation", "local")
 """Who adds the noise of one power iteration: the curator (Alg. 1), every client with ν = σ/√s behind secure
@@ -213,12 +214,6 @@ def private_power_method(
         )
         X = orthonormalize(Y)
     return PowerTrace(basis=X, sensitivities=deltas, noise_std=stds)
-
-
-def symmetric_gaussian(n: int, std: float, rng: np.random.Generator) -> np.ndarray:
-    """Symmetric ``E`` with independent ``N(0, std²)`` entries on and above the diagonal, ``E_ji = E_ij``."""
-    upper = np.triu(rng.standard_normal((n, n)) * std)
-    return upper + np.triu(upper, 1).T
 
 
 def analyze_gauss(

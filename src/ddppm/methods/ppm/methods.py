@@ -24,6 +24,7 @@ import numpy as np
 
 from ddppm.methods.base import RegisteredMethod, register
 from ddppm.methods.ppm.algorithms import PSDOperator, analyze_gauss, private_power_method
+from ddppm.methods.ppm.common_task import AnalyzeGaussOnCommonTask, PowerMethodOnCommonTask
 from ddppm.methods.ppm.privacy import Calibration, calibrate
 from ddppm.methods.ppm.sensitivity import matrix_release_sensitivity, sensitivity
 
@@ -87,7 +88,7 @@ class SubspaceMethod(RegisteredMethod):
         ``first_product`` is ``A X0`` when known."""
 
 
-class PowerMethod(SubspaceMethod):
+class PowerMethod(SubspaceMethod, PowerMethodOnCommonTask):
     """A private power method: a sensitivity rule (``prior``, ``theirs`` or ``constant``) and a noise model
     (``central``, ``secure_aggregation`` or ``local``)."""
 
@@ -155,6 +156,7 @@ class PPMTheirsSqrt2(PowerMethod):
     label = "Nicolas et al., centralised (Alg. 1)"
     style: ClassVar[dict[str, Any]] = {"color": "#1f77b4", "marker": "o", "linestyle": "-"}
     rule, noise_model, adjacency = "theirs", "central", "interaction"
+    runs_common_task = True  # the central representative on the common task (Balcan et al.'s coincides there)
     privacy_model = "central DP, trusted curator; one user–item interaction removed"
 
 
@@ -166,6 +168,7 @@ class PPMDecentralised(PowerMethod):
     label = "Nicolas et al., decentralised (Alg. 2, SecAgg)"
     style: ClassVar[dict[str, Any]] = {"color": "#2ca02c", "marker": "s", "linestyle": "--"}
     rule, noise_model, adjacency = "theirs", "secure_aggregation", "interaction"
+    runs_common_task = True
     privacy_model = "distributed DP (secure aggregation, honest-but-curious); one interaction removed"
 
 
@@ -188,6 +191,7 @@ class BalcanDecentralised(PowerMethod):
     label = "Balcan et al., decentralised (local DP)"
     style: ClassVar[dict[str, Any]] = {"color": "#d62728", "marker": "X", "linestyle": "--"}
     rule, noise_model, adjacency = "prior", "local", "interaction"
+    runs_common_task = True  # the local-DP representative on the common task (FedPower coincides there)
     privacy_model = "local DP per client (public channel); one interaction removed"
 
 
@@ -203,7 +207,7 @@ class FedPower(PowerMethod):
 
 
 @register
-class AnalyzeGauss(SubspaceMethod):
+class AnalyzeGauss(SubspaceMethod, AnalyzeGaussOnCommonTask):
     """AnalyzeGauss: one symmetric Gaussian release of A (upper triangle, Δ = 1), exact eigendecomposition."""
 
     name = "analyze_gauss"

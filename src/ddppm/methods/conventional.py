@@ -1,0 +1,52 @@
+"""The conventional distributed DP-PCA: each site releases its noisy local second-moment matrix (common task only).
+
+Each agent j publishes the upper triangle of ``X_jᵀX_j`` plus independent ``N(0, σ²)`` noise (the analytic
+Gaussian mechanism of sensitivity √2 under ``replace_one``, :mod:`ddppm.common.adjacency`); anyone sums the m
+releases and takes the top-k eigenvectors. A neighbour changes one agent's release only, so the whole
+transcript is one Gaussian mechanism: ``certified`` δ, under the ``local`` trust model (every release is public).
+The sum carries noise of variance ``mσ²`` per entry: the price of trusting no one.
+
+This is the standard baseline of distributed DP-PCA (e.g. H. Imtiaz and A. D. Sarwate, "Distributed
+differentially private algorithms for matrix and tensor factorization", IEEE J. Sel. Topics Signal Process.
+12(6), 2018, §III, the "conventional" approach CAPE improves on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ddppm.common.adjacency import release_sensitivity
+from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod, GaussianRelease, certified, top_k
+from ddppm.common.certified import noise_multiplier
+from ddppm.common.task import CommonTask
+from ddppm.methods.base import RegisteredMethod, register
+from ddppm.privacy.mechanisms import symmetric_gaussian
+
+
+@register
+class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
+    name = "conventional"
+    label = "conventional (noisy local second moments)"
+    style: ClassVar[dict[str, Any]] = {"color": "#bcbd22", "marker": "d", "linestyle": "--"}
+    task = COMMON_TASK
+    trust_model = "local"
+    source = "standard (Imtiaz & Sarwate 2018, §III)"
+
+    def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
+        delta = release_sensitivity("upper_triangle", options["adjacency"])
+        sigma = noise_multiplier(eps, delta_limit) * delta
+        return certified(eps, delta_limit, {"sigma": sigma, "sensitivity": delta}, [GaussianRelease(delta, sigma)])
+
+    def common_estimate(
+        self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
+    ) -> np.ndarray:
+        sigma = float(calibrated.params["sigma"])
+        local = [task.local_gram(j) for j in range(task.m)]
+        sums = np.stack([sum(G + symmetric_gaussian(task.d, sigma, rng) for G in local) for rng in rngs])
+        return top_k(sums, task.k)
+
+    def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
+        return {"floats_per_agent": task.d * (task.d + 1) // 2, "rounds": 1, "memory": "d²"}

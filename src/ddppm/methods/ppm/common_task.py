@@ -1,0 +1,95 @@
+"""The private power method family on the common task (:mod:`ddppm.common`): thin adapters over this package.
+
+Under the common adjacency (replace one row of the unit ball) one power step ``XᵀX Q`` has sensitivity
+``√min(p, 2)`` whatever Q is (:func:`ddppm.common.adjacency.release_sensitivity`), so the family's sensitivity
+rules (their eq. 3 and eq. 8, written for their interaction adjacency) coincide: Nicolas et al.'s and Balcan et
+al.'s centralised methods are the same algorithm here, and so are the local-DP ones (Balcan et al.
+decentralised and FedPower, synchronous). One representative per noise model runs the task
+(:attr:`runs_common_task`), which says so in the tables: ``central`` (a curator), ``secure_aggregation``
+(Nicolas et al.'s Algorithm 2: only sums are seen) and ``local`` (every client's noisy product is public).
+Each makes L releases; the observer of its trust model sees each with noise ``σΔ`` at the changed client (the
+aggregate, the sum, or that client's own), so all three are ``√L/σ``-GDP and differ only in error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ddppm.common.adjacency import release_sensitivity
+from ddppm.common.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
+from ddppm.common.certified import noise_multiplier
+from ddppm.common.task import CommonTask
+from ddppm.methods.ppm.algorithms import DenseOperator, analyze_gauss, initial_blocks, private_power_method
+
+
+def _streams(rngs: Sequence[np.random.Generator]) -> tuple[list[np.random.Generator], list[np.random.Generator]]:
+    """One generator for the initial block and one for the noise, per run (independent children)."""
+    children = [rng.spawn(2) for rng in rngs]
+    return [c[0] for c in children], [c[1] for c in children]
+
+
+class PowerMethodOnCommonTask(CommonTaskMethod):
+    """A noisy power method of this family on the common task (mixed into :class:`~.methods.PowerMethod`)."""
+
+    noise_model: ClassVar[str]
+    runs_common_task: ClassVar[bool] = False
+    """True for the one method of its noise model that runs the common task (the others coincide with it there)."""
+    source: ClassVar[str] = "Nicolas et al. 2024; Balcan et al. 2016"
+
+    def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
+        L, p = int(options["iterations"]), task.k
+        delta = release_sensitivity("power_step", options["adjacency"], block=p)
+        sigma = noise_multiplier(eps, delta_limit, L)
+        release = GaussianRelease(sensitivity=delta, sigma=sigma * delta, count=L)
+        return certified(eps, delta_limit, {"sigma": sigma, "iterations": L, "sensitivity": delta}, [release])
+
+    def common_estimate(
+        self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
+    ) -> np.ndarray:
+        operator = DenseOperator(task.gram, [task.local_gram(j) for j in range(task.m)])
+        init, noise = _streams(rngs)
+        X0 = initial_blocks(init, task.d, task.k)
+        delta = float(calibrated.params["sensitivity"])
+        trace = private_power_method(
+            operator,
+            X0,
+            int(calibrated.params["iterations"]),
+            float(calibrated.params["sigma"]),
+            lambda X: np.full(X.shape[0], delta),
+            noise,
+            noise_model=self.noise_model,
+        )
+        return trace.basis
+
+    def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
+        L, rows = int(calibrated.params["iterations"]), max(len(p) for p in task.parts)
+        if self.noise_model == "central":  # every agent hands its rows to the curator once
+            return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
+        return {"floats_per_agent": L * task.d * task.k, "rounds": L, "memory": "d² + d k"}
+
+
+class AnalyzeGaussOnCommonTask(CommonTaskMethod):
+    """AnalyzeGauss on the common task: a curator releases the upper triangle of ``XᵀX`` plus Gaussian noise
+    (sensitivity √2 under ``replace_one``) and takes the top-k eigenvectors."""
+
+    source: ClassVar[str] = "Dwork et al. 2014"
+
+    def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
+        delta = release_sensitivity("upper_triangle", options["adjacency"])
+        sigma = noise_multiplier(eps, delta_limit)
+        return certified(
+            eps, delta_limit, {"sigma": sigma, "sensitivity": delta}, [GaussianRelease(delta, sigma * delta)]
+        )
+
+    def common_estimate(
+        self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
+    ) -> np.ndarray:
+        p = calibrated.params
+        return analyze_gauss(task.gram, task.k, float(p["sigma"]), float(p["sensitivity"]), list(rngs))
+
+    def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
+        rows = max(len(p) for p in task.parts)
+        return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
