@@ -1,0 +1,95 @@
+"""Experiment ``common``: the common task on the journal's data sets (docs/common_task.md).
+
+Every registered method that implements :class:`ddppm.common.base.CommonTaskMethod` runs on the same rows (the
+pipeline's normalised data, split over its agents), estimating the top-k directions of ``XᵀX`` under one
+adjacency and Definition 1's δ. Entry points (the section is ``common``, validated against
+``common.schema.yaml``): :func:`check_config`, :func:`runs_of_dataset`, :func:`tables`, :func:`findings`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ddppm.common.base import common_task_methods
+from ddppm.common.run import not_certified, run_methods, summarise, which_method
+from ddppm.common.task import CommonTask
+from ddppm.core.errors import ConfigError
+from ddppm.core.problem import DistributedProblem
+from ddppm.experiments.base import Experiment, register_experiment
+
+
+def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+    """Cross-key checks of the validated section ``common`` (the data sets must be the pipeline's)."""
+    if config is not None:
+        missing = [ds for ds in section["datasets"] if ds not in config["datasets"]]
+        if missing:
+            raise ConfigError(
+                f"common.datasets: {missing} are not in the top-level `datasets` (the pipeline prepares the data); "
+                f"add them there or remove them here"
+            )
+
+
+def options(section: dict[str, Any]) -> dict[str, Any]:
+    """What the methods read of the section."""
+    return {"adjacency": section["adjacency"], "iterations": int(section["iterations"])}
+
+
+def runs_of_dataset(problem: DistributedProblem, dataset: str, section: dict[str, Any]) -> pd.DataFrame:
+    """Every run of every common-task method at every (k, ε) on one data set."""
+    frames = []
+    for k in section["ranks"]:
+        if k >= problem.d:
+            raise ConfigError(f"common.ranks: k = {k} is not below the dimension {problem.d} of {dataset}")
+        task = CommonTask.from_problem(problem, k)
+        frames.append(
+            run_methods(task, section["epsilons"], section["delta"], section["runs"], section["seed"],
+                        options(section), dataset=dataset)
+        )  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def tables(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The summary (per method, k, ε), the "which method" table and the not-certified list."""
+    summary = summarise(runs)
+    labels = {name: m.label for name, m in common_task_methods().items()}
+    summary.insert(summary.columns.get_loc("method") + 1, "label", summary["method"].map(labels))
+    return {"summary": summary, "which_method": which_method(summary), "not_certified": not_certified(summary)}
+
+
+def findings(which: pd.DataFrame, summary: pd.DataFrame, section: dict[str, Any]) -> list[str]:
+    """The answer in sentences with numbers: per data set and k, at ε = 5 (or the grid's middle), the best method
+    for each trust level and what a trusted curator or secure aggregation buys over trusting no one."""
+    lines = [
+        "The common task: which private PCA method to use (every method on the same data, adjacency and δ)",
+        f"Setting: δ = {section['delta']:g}, adjacency {section['adjacency']}, {section['runs']} runs per point, "
+        f"power methods with L = {section['iterations']}; error = ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k).",
+    ]
+    eps_grid = sorted(set(which["eps"]))
+    eps = 5.0 if 5.0 in eps_grid else eps_grid[len(eps_grid) // 2]
+    for (dataset, k), group in which[which["eps"] == eps].groupby(["dataset", "k"], sort=False):
+        best = group.set_index("trust_model")
+        parts = []
+        for trust, text in (("local", "with no trusted party"), ("secure_aggregation", "with secure aggregation"),
+                            ("central", "with a trusted curator")):  # fmt: skip
+            if trust in best.index:
+                row = best.loc[trust]
+                parts.append(f"{text} use {row['best']} (error {row['error_mean']:.3f})")
+        at = summary[(summary["dataset"] == dataset) & (summary["k"] == k)]
+        chance = float(at["chance_error"].iloc[0]) if len(at) else float("nan")
+        lines.append(f"{dataset}, k = {k}, ε = {eps:g}: " + "; ".join(parts) + f" (chance level {chance:.2f}).")
+    return lines
+
+
+@register_experiment
+class CommonTaskExperiment(Experiment):
+    """The common task: every method, the same data, adjacency and privacy standard, with costs."""
+
+    name = "common"
+    title = "The common task: which method"
+    targets_relative = ("common/summary.csv", "common/which_method.csv", "common/findings.txt")
+    findings_relative = "common/findings.txt"
+
+    def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+        check_config(section, config)

@@ -1,0 +1,21 @@
+"""Rule common_figure: the common task's figure for one data set."""
+
+from ddppm.common.base import common_task_methods
+from ddppm.core.io import read_parquet
+from ddppm.data import LABELS
+from ddppm.pipeline.steps import setup_logging
+from ddppm.plotting.common import common_figure
+from ddppm.plotting.style import save_figure
+
+log = setup_logging(snakemake.log[0])
+cfg = snakemake.params.cfg
+dataset = snakemake.wildcards.dataset
+summary, _ = read_parquet(snakemake.input[0])
+summary = summary[summary["dataset"] == dataset]
+styles = {name: method.plot_style() for name, method in common_task_methods().items()}
+section = cfg["common"]
+title = f"The common task on {LABELS.get(dataset, dataset)}: δ = {section['delta']:g}, adjacency {section['adjacency']}"
+save_figure(
+    common_figure(summary, styles, title), snakemake.output.png, snakemake.output.pdf, config_hash=cfg["config_hash"]
+)
+log.info("%s: %d points", dataset, len(summary))

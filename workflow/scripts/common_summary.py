@@ -1,0 +1,20 @@
+"""Rule common_summary: the summary with costs, the "which method" table, the not-certified list, the findings."""
+
+import pandas as pd
+
+from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
+from ddppm.experiments.common import findings, tables
+from ddppm.pipeline.steps import setup_logging
+
+log = setup_logging(snakemake.log[0])
+cfg = snakemake.params.cfg
+runs = pd.concat([read_parquet(path)[0] for path in snakemake.input], ignore_index=True)
+out = tables(runs)
+meta = {"config_hash": cfg["config_hash"]}
+write_parquet(out["summary"], snakemake.output.parquet, meta)
+write_text_atomic(snakemake.output.summary, out["summary"].to_csv(index=False))
+write_text_atomic(snakemake.output.which, out["which_method"].to_csv(index=False))
+write_text_atomic(snakemake.output.not_certified, out["not_certified"].to_csv(index=False))
+lines = findings(out["which_method"], out["summary"], cfg["common"])
+write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
+log.info("\n%s", "\n".join(lines))
