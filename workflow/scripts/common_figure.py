@@ -12,7 +12,7 @@ cfg = snakemake.params.cfg
 dataset = snakemake.wildcards.dataset
 summary, _ = read_parquet(snakemake.input[0])
 summary = summary[summary["dataset"] == dataset]
-styles = {name: method.plot_style() for name, method in common_task_methods().items()}
+styles = {name: method.common_style() for name, method in common_task_methods().items()}
 section = cfg["common"]
 title = f"The common task on {LABELS.get(dataset, dataset)}: δ = {section['delta']:g}, adjacency {section['adjacency']}"
 save_figure(

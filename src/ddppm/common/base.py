@@ -79,6 +79,10 @@ class CommonTaskMethod(ABC):
     runs_common_task: ClassVar[bool] = True
     """False for a method that implements the interface but coincides with another one on the common task."""
 
+    def common_style(self) -> dict[str, Any]:
+        """Legend entry and line style on the common task (the method's own by default)."""
+        return self.plot_style()  # type: ignore[attr-defined]
+
     @abstractmethod
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         """The method's parameters at (ε, δ limit) on ``task`` and the δ they achieve under the adjacency

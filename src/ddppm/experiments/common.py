@@ -53,7 +53,7 @@ def runs_of_dataset(problem: DistributedProblem, dataset: str, section: dict[str
 def tables(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The summary (per method, k, ε), the "which method" table and the not-certified list."""
     summary = summarise(runs)
-    labels = {name: m.label for name, m in common_task_methods().items()}
+    labels = {name: m.common_style()["label"] for name, m in common_task_methods().items()}
     summary.insert(summary.columns.get_loc("method") + 1, "label", summary["method"].map(labels))
     return {"summary": summary, "which_method": which_method(summary), "not_certified": not_certified(summary)}
 

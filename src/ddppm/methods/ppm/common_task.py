@@ -39,6 +39,14 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
     """True for the one method of its noise model that runs the common task (the others coincide with it there)."""
     source: ClassVar[str] = "Nicolas et al. 2024; Balcan et al. 2016"
 
+    def common_style(self) -> dict[str, Any]:
+        coincide = {
+            "central": "curator (Nicolas et al. = Balcan et al. here)",
+            "secure_aggregation": "secure aggregation (Nicolas et al., Alg. 2)",
+            "local": "every client's noise public (Balcan et al. = FedPower here)",
+        }
+        return {**self.plot_style(), "label": f"noisy power method, {coincide[self.noise_model]}"}  # type: ignore
+
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         L, p = int(options["iterations"]), task.k
         delta = release_sensitivity("power_step", options["adjacency"], block=p)
