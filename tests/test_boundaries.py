@@ -128,3 +128,41 @@ def test_every_experiment_is_its_module_schema_and_rule_file() -> None:
         assert "EXPERIMENT_TARGETS.extend(" in rules and ".targets(RESULTS)" in rules
         assert experiment.findings_path("r").startswith("r/") and experiment.findings_path("r").endswith(".txt")
         assert all(t.startswith("r/") for t in experiment.targets("r")) and experiment.targets("r")
+
+
+def _package_imports(package: Path, prefix: str) -> dict[str, dict[str, bool]]:
+    """For each module of ``package``: the sibling modules it imports, and whether each import is inside a function."""
+    graph: dict[str, dict[str, bool]] = {}
+    for path in sorted(package.glob("*.py")):
+        name = path.stem
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top_level = {id(node) for node in tree.body}
+        found: dict[str, bool] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(prefix + "."):
+                sibling = node.module[len(prefix) + 1 :].split(".")[0]
+                found[sibling] = found.get(sibling, False) or id(node) not in top_level
+        graph[name] = found
+    return graph
+
+
+def test_the_journal_method_package_has_no_import_cycle() -> None:
+    """``ddppm.methods.ddppm``: the imports between its modules form no cycle, and none hides in a function."""
+    graph = _package_imports(REPO / "src" / "ddppm" / "methods" / "ddppm", "ddppm.methods.ddppm")
+    assert len(graph) >= 10 and sum(len(v) for v in graph.values()) >= 10
+    lazy = [(m, s) for m, deps in graph.items() for s, inside in deps.items() if inside]
+    assert not lazy, f"imports inside functions (they dodge cycles): {lazy}"
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in graph.get(node, {}):
+            if state.get(nxt) == 1:
+                raise AssertionError("import cycle: " + " -> ".join([*path, node, nxt]))
+            if nxt in graph and not state.get(nxt):
+                visit(nxt, [*path, node])
+        state[node] = 2
+
+    for module in graph:
+        if not state.get(module):
+            visit(module, [])

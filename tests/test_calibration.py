@@ -23,28 +23,28 @@ def problem():
     return synthetic_problem(48, 4, (3.0, 1.6, 1.0, 0.5), seed=2, c=10)
 
 
-def _recording_calibrate(problem, limits, monkeypatch):
+class RecordingCandidates(calibration.JournalCandidates):
+    """The journal's candidate family, recording the parameters of every δ evaluation the calibration asks for
+    (injected: the calibration takes its family as an argument)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple] = []
+
+    def evaluate_delta(self, problem, params, eps, settings, only_pairs=None, neighbours=None):
+        self.seen.append(params.canonical_key())
+        return super().evaluate_delta(problem, params, eps, settings, only_pairs, neighbours)
+
+
+def _recording_calibrate(problem, limits):
     """Run calibrate while recording the parameters of every evaluate_delta call it makes."""
-    seen = []
-    original = calibration.evaluate_delta
-
-    def spy(prob, params, eps, settings=None, only_pairs=None, neighbours=None):
-        seen.append(params.canonical_key())
-        return original(prob, params, eps, settings, only_pairs, neighbours)
-
-    monkeypatch.setattr(calibration, "evaluate_delta", spy)
-    result = calibrate(problem, EPS, limits, GRID, SETTINGS, seed=0)
-    monkeypatch.undo()
-    return result, seen
+    family = RecordingCandidates()
+    result = calibrate(problem, EPS, limits, GRID, SETTINGS, seed=0, family=family)
+    return result, family.seen
 
 
 @pytest.fixture(scope="module")
 def loose(problem):
-    mp = pytest.MonkeyPatch()
-    try:
-        return _recording_calibrate(problem, LOOSE, mp)
-    finally:
-        mp.undo()
+    return _recording_calibrate(problem, LOOSE)
 
 
 @pytest.fixture(scope="module")

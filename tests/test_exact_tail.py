@@ -324,8 +324,51 @@ def test_two_coordinates_nested_quadrature() -> None:
 # ------------------------------------------------------------------------------------- 5. hockey stick
 
 
-def test_hockey_stick_bounds_and_identity() -> None:
-    """0 ≤ H ≤ Pr(ℒ > ε), H non-increasing, and H from its residue form matches H from its direct form."""
+def _quadratic_tail(A: float, B: float, C: float) -> float:
+    """``Pr(A v² + B v + C > 0)`` for ``v ~ N(0, 1)``, from the normal cdf at the roots."""
+    if abs(A) < 1e-300:
+        return float(special.ndtr(np.sign(B) * C / abs(B))) if B else float(C > 0)
+    disc = B * B - 4 * A * C
+    if disc <= 0:
+        return 1.0 if A > 0 else 0.0
+    q = -0.5 * (B + np.copysign(np.sqrt(disc), B))
+    r1, r2 = sorted([q / A, C / q])
+    if A > 0:
+        return float(special.ndtr(r1) + special.ndtr(-r2))
+    return float(special.ndtr(r2) - special.ndtr(r1))
+
+
+def hockey_stick_direct(beta: float, w: float, eps: float) -> float:
+    """K = 1: ``H(ε) = Pr_P(ℒ > ε) − e^ε Pr_Q(ℒ > ε)`` from normal cdfs; under P, ``u ~ N(0, 1)``; under Q,
+    ``u = −w + √γ v`` with ``v ~ N(0, 1)`` (the module docstring of ``ddppm.privacy.exact``)."""
+    a, b, c = loss_coefficients(np.array([beta]), np.array([w]))
+    a, b = float(a[0]), float(b[0])
+    gamma = 1 + beta
+    under_p = _quadratic_tail(a, b, c - eps)
+    # a(√γ v − w)² + b(√γ v − w) + c − ε as a quadratic in v
+    under_q = _quadratic_tail(a * gamma, np.sqrt(gamma) * (b - 2 * a * w), a * w * w - b * w + c - eps)
+    return under_p - np.exp(eps) * under_q
+
+
+def test_hockey_stick_against_its_direct_form() -> None:
+    """K = 1: the contour integral's H (residue form: the poles at z = 0 and z = −1) equals H computed directly
+    as ``Pr_P(ℒ > ε) − e^ε Pr_Q(ℒ > ε)`` from the normal cdf at the roots of the loss's quadratic."""
+    eps = np.array([0.05, 0.3, 1.0, 2.0, 5.0])
+    worst, compared = 0.0, 0
+    for beta in (-0.9, -0.5, -0.1, 0.2, 1.0, 5.0):
+        for w in (0.0, 0.3, 1.0, 2.5):
+            out = exact_tails([beta], [[w * w]], eps)
+            direct = np.array([hockey_stick_direct(beta, w, e) for e in eps])
+            ok = direct > 1e-7  # where the direct difference is not lost to cancellation
+            compared += int(ok.sum())
+            if ok.any():
+                worst = max(worst, assert_rel(out.hockey_stick[ok, 0], direct[ok], 1e-6))
+            assert np.all(out.hockey_stick[~ok, 0] <= 1e-6)  # both tiny where the direct form cancels
+    assert compared >= 60 and worst < 1e-6
+
+
+def test_hockey_stick_bounds() -> None:
+    """0 ≤ H ≤ Pr(ℒ > ε) and H non-increasing in ε, for random pairs of every shape."""
     rng = np.random.default_rng(5)
     for i in range(12):
         beta, w2 = random_case(rng, [1, 3, 8][i % 3], R=3, wscale=[0.01, 0.3, 2.0][i % 3])

@@ -12,7 +12,7 @@ import yaml
 from ddppm.config import validate_config
 from ddppm.core.errors import ConfigError
 from ddppm.methods import PARAM_COLUMNS, available_methods, get_method
-from ddppm.methods.ddppm.method import param_rows
+from ddppm.methods.ddppm.params import param_rows
 from ddppm.methods.ddppm.steps import run_calibration, run_calibration_chunk, threat_model
 from ddppm.pipeline.config import dataset_config, job_params
 from ddppm.pipeline.montecarlo import chunk_indices, montecarlo_runs, summarize_runs

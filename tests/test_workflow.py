@@ -122,7 +122,7 @@ def test_chosen_parameters_meet_delta_limit(tiny_run):
     """Every chosen parameter set's δ, recomputed here from the stored data, is within its limit."""
     from ddppm.config import validate_config
     from ddppm.methods.ddppm.accountant import evaluate_delta
-    from ddppm.methods.ddppm.method import params_from_row
+    from ddppm.methods.ddppm.params import params_from_row
     from ddppm.methods.ddppm.steps import accountant_settings
     from ddppm.pipeline.config import dataset_config
     from ddppm.pipeline.steps import problem_from_files
@@ -161,7 +161,7 @@ def test_chosen_delta_recomputed_by_an_independent_route(tiny_run):
     from ddppm.config import validate_config
     from ddppm.methods.ddppm.accountant import own_randomness
     from ddppm.methods.ddppm.adjacency import Neighbour, apply_neighbour
-    from ddppm.methods.ddppm.method import params_from_row
+    from ddppm.methods.ddppm.params import params_from_row
     from ddppm.methods.ddppm.release import conditional_law_full
     from ddppm.methods.ddppm.steps import accountant_settings
     from ddppm.pipeline.config import dataset_config

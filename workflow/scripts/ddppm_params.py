@@ -3,7 +3,7 @@
 import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet
-from ddppm.methods.ddppm.method import param_rows
+from ddppm.methods.ddppm.params import param_rows
 from ddppm.pipeline.steps import setup_logging
 
 log = setup_logging(snakemake.log[0])

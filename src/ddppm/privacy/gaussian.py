@@ -1,4 +1,4 @@
-"""Rényi divergence of Gaussians, the privacy-loss CGF and δ(ε) for both tails (docs/method.md §6.3–6.6).
+"""Rényi divergence of Gaussians, the privacy-loss CGF and δ(ε) for both tails (docs/privacy.md; the paper's eq. 29–34).
 
 For ``P = N(μ₁, Σ₁)`` (data X) and ``Q = N(μ₂, Σ₂)`` (adjacent data X') the privacy loss
 ``ℒ = ln p(y)/q(y)``, ``y ~ P``, has cumulant generating function (Gil 2011; paper eq. 33–34)
@@ -6,8 +6,8 @@ For ``P = N(μ₁, Σ₁)`` (data X) and ``Q = N(μ₂, Σ₂)`` (adjacent data 
     K(s) = s D_{1+s}(P‖Q) = s(1+s)/2 · Δμᵀ Σ_s⁻¹ Δμ − ½ ln( det Σ_s / (det Σ₁^{−s} det Σ₂^{1+s}) ),
     Σ_s = (1+s)Σ₂ − sΣ₁,  Δμ = μ₁ − μ₂.
 
-With ``Σ₁ = C Cᵀ`` and ``C⁻¹ Σ₂ C⁻ᵀ = U Γ Uᵀ`` (one simultaneous diagonalisation, §6.5) this is an O(N) sum
-over the generalised eigenvalues ``γ_k = 1 + β_k`` and ``w = Uᵀ C⁻¹ Δμ``:
+With ``Σ₁ = C Cᵀ`` and ``C⁻¹ Σ₂ C⁻ᵀ = U Γ Uᵀ`` (one simultaneous diagonalisation, :func:`diagonalize`) this is
+an O(N) sum over the generalised eigenvalues ``γ_k = 1 + β_k`` and ``w = Uᵀ C⁻¹ Δμ``:
 
     K(s) = s(1+s)/2 Σ_k w_k² / (1 + (1+s)β_k) − ½ Σ_k [ log1p((1+s)β_k) − (1+s) log1p(β_k) ].
 
@@ -34,9 +34,10 @@ _GOLDEN_STEPS = 40
 class SupportBasis:
     """The range of ``Σ₁ = F₁F₁ᵀ`` from an SVD of its factor, ``F₁ = V S Yᵀ``, and its null space ``V0``.
 
-    Directions with eigenvalue ``s_k² ≤ rtol · λ_max`` count as zero (docs/method.md §6.6, ``rank_rtol``). Working
-    with the factor resolves eigenvalues down to ``~eps² λ_max`` instead of ``~eps λ_max``: the release
-    covariances span more than twelve decades (the signal grows with α while the noise shrinks).
+    Directions with eigenvalue ``s_k² ≤ rtol · λ_max`` count as zero (config ``methods.ddppm.privacy.rank_rtol``;
+    the paper's projection, eq. 42–43, is the other rank mode). Working with the factor resolves eigenvalues down
+    to ``~eps² λ_max`` instead of ``~eps λ_max``: the release covariances span more than twelve decades (the
+    signal grows with α while the noise shrinks).
     """
 
     V: np.ndarray

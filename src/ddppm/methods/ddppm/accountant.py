@@ -39,7 +39,7 @@ from ddppm.methods.ddppm.adjacency import (
 )
 from ddppm.methods.ddppm.algorithm import DDPPMParams
 from ddppm.methods.ddppm.floor import FloorSettings, cached_floor, floor_seeds
-from ddppm.methods.ddppm.method import schema_default
+from ddppm.methods.ddppm.params import schema_default
 from ddppm.methods.ddppm.release import ConditionalLaw, ReducedReleaseModel, reduction_basis
 from ddppm.privacy.gaussian import GaussianPair, SupportBasis, diagonalize, kl_divergence
 from ddppm.privacy.tails import TailDeltas, pair_tail_deltas

@@ -226,7 +226,7 @@ def ddppm_deflation(
 
     After component ``l`` every agent knows the shared, normalised ``q_l`` and its own consensus estimate
     ``ẑ_i = m Σ_j (W^c)_ij X_jᵀ q_{l,j}`` of ``Xᵀ q_l``, and deflates ``X_i ← X_i − q_{l,i} ẑ_iᵀ``.
-    Privacy composes over the r components (docs/method.md §6.9).
+    Privacy composes over the r components by basic composition (docs/method.md, section 4).
     """
     current = problem
     columns = []

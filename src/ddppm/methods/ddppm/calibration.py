@@ -53,7 +53,7 @@ from ddppm.methods.ddppm.algorithm import (
     ddppm_errors,
     draw_standard_normals,
 )
-from ddppm.methods.ddppm.method import params_from_row, schema_default
+from ddppm.methods.ddppm.params import params_from_row, schema_default
 
 RATIO_NAMES = ("corollary", "one", "growth", "eta_constant")
 DELTA_STATISTICS = ("mean", "max")
@@ -163,11 +163,6 @@ class JournalCandidates:
         return ddppm_errors(problem, params, *draws)
 
     def evaluate_delta(self, problem, params, eps, settings, only_pairs=None, neighbours=None) -> DeltaResult:
-        # The module-level name is looked up at call time (tests replace it with a recording spy).
-        if only_pairs is None and neighbours is None:
-            return evaluate_delta(problem, params, eps, settings)
-        if only_pairs is None:
-            return evaluate_delta(problem, params, eps, settings, neighbours=neighbours)
         return evaluate_delta(problem, params, eps, settings, only_pairs=only_pairs, neighbours=neighbours)
 
 
@@ -227,9 +222,12 @@ def check_limits(eps: np.ndarray, limits: np.ndarray) -> np.ndarray:
 class Calibration:
     """The calibration of one problem, in stages that can run in separate processes.
 
-    ``coarse_rows(chunk, chunks)`` assesses a slice of the coarse grid (a cluster job each);
-    ``finish(coarse_table)`` runs the fine stage and the confirmations. ``calibrate`` runs both in one go.
-    Everything is deterministic given the seed, so sharded and unsharded calibrations choose the same.
+    Building one only checks and stores its inputs. The expensive steps are explicit: :meth:`prepare` draws the
+    Monte-Carlo noise, finds T* and lays out the coarse grid, then (:meth:`search_neighbours`) searches the
+    neighbours every candidate is screened with and evaluates δ at the middle candidate. ``coarse_rows(chunk,
+    chunks)`` assesses a slice of the coarse grid (a cluster job each); ``finish(coarse_table)`` runs the fine
+    stage and the confirmations; both prepare first if that has not been done. ``calibrate`` runs everything in
+    one go. Everything is deterministic given the seed, so sharded and unsharded calibrations choose the same.
     """
 
     def __init__(
@@ -243,11 +241,19 @@ class Calibration:
         family: CandidateFamily = JOURNAL_CANDIDATES,
     ):
         self.problem, self.family = problem, family
-        self.grid = grid = grid or CalibrationGrid()
+        self.grid = grid or CalibrationGrid()
         self.settings = settings or AccountantSettings()
         self.eps = check_epsilons(eps)
         self.limits = check_limits(self.eps, delta_limits)
-        rngs = run_generators(seed, ("calibration",), range(grid.runs))
+        self.seed = seed
+        self.prepared = False
+
+    def prepare(self) -> Calibration:
+        """The expensive set-up, once: noise draws, T*, the coarse grid, then :meth:`search_neighbours`."""
+        if self.prepared:
+            return self
+        problem, grid, family = self.problem, self.grid, self.family
+        rngs = run_generators(self.seed, ("calibration",), range(grid.runs))
         self.draws = family.draws(problem.n, grid.t_max + max(grid.t_offsets, default=0), rngs)
         self.z0 = self.draws[0]
         self.t_star = checked_t_star(problem, self.z0, grid.t_star_tol, grid.t_max, family.config_key)
@@ -268,14 +274,20 @@ class Calibration:
         self._full: dict[tuple, DeltaResult] = {}
         self._searched: dict[tuple, DeltaResult] = {}
         self._pairs: dict[tuple[tuple, PairKey], np.ndarray] = {}
-        # The neighbours every candidate is screened and confirmed with. Under the worst-case adjacency they
-        # come from a search at a middle candidate; each confirmation searches again at its own parameters
-        # and adds what it finds (so the reported δ is never below that search's).
+        self.search_neighbours()
+        self.prepared = True
+        return self
+
+    def search_neighbours(self) -> None:
+        """The neighbours every candidate is screened and confirmed with. Under the worst-case adjacency they
+        come from a search at a middle candidate; each confirmation searches again at its own parameters and
+        adds what it finds (so the reported δ is never below that search's)."""
         middle = self.coarse[len(self.coarse) // 2]
         self.pool: dict = {}
         self._add_to_pool(self._search(middle) if self.settings.adjacency == "worst" else None)
         ranking = self.full(middle).pairs.groupby(["observer", "agent", "row", "kind"])["kl_mean"].max()
-        self.initial_screen = [_pair_key(k) for k in ranking.sort_values(ascending=False).index[: grid.screen_pairs]]
+        top = ranking.sort_values(ascending=False).index[: self.grid.screen_pairs]
+        self.initial_screen = [_pair_key(k) for k in top]
 
     def _store_pairs(self, key: tuple, res: DeltaResult) -> None:
         for pair, frame in res.pairs.groupby(["observer", "agent", "row", "kind"], sort=False):
@@ -401,11 +413,13 @@ class Calibration:
         """Assess chunk ``chunk`` of ``chunks`` of the coarse grid (contiguous, near-equal slices)."""
         if not 0 <= chunk < chunks:
             raise ConfigError(f"calibration chunk {chunk} out of range for methods.ddppm.calibration.chunks={chunks}")
+        self.prepare()
         ids = [int(i) for i in np.array_split(np.arange(len(self.coarse)), chunks)[chunk]]
         return self.assess([self.coarse[i] for i in ids], ids)
 
     def finish(self, coarse_table: pd.DataFrame) -> CalibrationResult:
         """Fine stage around each ε's best coarse candidate, then confirm choices with every pair."""
+        self.prepare()
         grid, eps, limits = self.grid, self.eps, self.limits
         table = _dedupe(coarse_table.sort_values(["candidate", "eps"], kind="stable"), self.family)
         seen = {_candidate(r, self.family).params.canonical_key() for _, r in table.iterrows()}
@@ -501,7 +515,7 @@ def calibrate(
     family: CandidateFamily = JOURNAL_CANDIDATES,
 ) -> CalibrationResult:
     """Choose, per ε, the least-error parameters whose confirmed δ(ε) is at most the δ limit (docs/method.md §7)."""
-    run = Calibration(problem, eps, delta_limits, grid, settings, seed, family)
+    run = Calibration(problem, eps, delta_limits, grid, settings, seed, family).prepare()
     return run.finish(run.coarse_rows())
 
 

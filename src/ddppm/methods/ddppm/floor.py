@@ -44,7 +44,7 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import seed_sequence
 from ddppm.methods.ddppm.adjacency import Neighbour, digest
-from ddppm.methods.ddppm.method import floor_default
+from ddppm.methods.ddppm.params import floor_default
 from ddppm.privacy.exact import exact_tails
 from ddppm.privacy.tails import reversed_coordinates
 

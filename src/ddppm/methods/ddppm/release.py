@@ -63,7 +63,7 @@ def release_matrices(problem: DistributedProblem, alpha: float, T: int) -> tuple
 def view_rows(
     problem: DistributedProblem, T: int, observer: int, view: str, q_dims: np.ndarray | None = None
 ) -> np.ndarray:
-    """Indices of ``y`` that observer ``i`` sees (docs/method.md §6.1).
+    """Indices of ``y`` that observer ``i`` sees (docs/privacy.md, *view*; the paper view is eq. 22–25).
 
     ``network``: all of ``y``. ``paper``: ``y_i = S_i y`` (eq. 22–25), agent i's own ``z_i^(t)`` and its
     block of ``q^(T)``. ``q_dims`` gives the per-agent length of the ``q^(T)`` part (``n_k`` for the full

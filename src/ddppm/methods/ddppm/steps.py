@@ -22,7 +22,8 @@ from ddppm.methods.ddppm.adjacency import neighbour_table, neighbours_from_table
 from ddppm.methods.ddppm.algorithm import DDPPMParams, ddppm_errors, draw_standard_normals
 from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid
 from ddppm.methods.ddppm.floor import FLOOR_VIEWS, FloorSettings, parameter_free_floor
-from ddppm.methods.ddppm.method import param_rows, params_from_row, schema_default
+from ddppm.methods.ddppm.params import param_rows, params_from_row, schema_default
+from ddppm.methods.ddppm.theory import theorem3_bound
 from ddppm.privacy.threat_models import BUILT_IN, resolve
 
 THREAT_MODELS: dict[str, dict[str, str]] = {name: tm.as_dict() for name, tm in BUILT_IN.items()}
@@ -89,7 +90,7 @@ def run_calibration_chunk(
     chunks: int,
 ) -> pd.DataFrame:
     """Coarse-grid slice ``chunk`` of ``chunks`` (``methods.ddppm.calibration.chunks``; a cluster job each)."""
-    return _calibration(problem, eps, limits, options, model).coarse_rows(chunk, chunks)
+    return _calibration(problem, eps, limits, options, model).prepare().coarse_rows(chunk, chunks)
 
 
 def run_calibration(
@@ -105,7 +106,7 @@ def run_calibration(
     ``coarse`` is the gathered output of :func:`run_calibration_chunk`; without it the coarse grid is
     assessed here. Either way the result is the same.
     """
-    run = _calibration(problem, eps, limits, options, model)
+    run = _calibration(problem, eps, limits, options, model).prepare()
     result = run.finish(run.coarse_rows() if coarse is None else coarse)
     meta = {
         "neighbours": neighbour_table(result.neighbours).to_dict("list"),
@@ -179,8 +180,6 @@ def delta_curve(
     at every T, narrowed to those every recorded δ used (:func:`_worst_of_calibration`, with ``screen``, its
     ``meta["screen_pairs"]``).
     """
-    from ddppm.methods.ddppm.theory import theorem3_bound
-
     curve_cfg = options["delta_curve"]
     eps = float(curve_cfg["eps"])
     in_grid = np.isclose(np.asarray(eps_grid, float), eps)

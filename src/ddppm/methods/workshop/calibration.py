@@ -93,6 +93,7 @@ def calibrate_workshop(
     factors = budget.noise_factors(eps, limits, settings.accounting)
     family = WorkshopCandidates(problem, factors, chernoff_bound)
     run = Calibration(problem, parts["eps_iterations"], parts["delta_iterations_limit"], grid, settings, seed, family)
+    run.prepare()
     result = run.finish(run.coarse_rows())
     chosen = _in_total_terms(result.chosen, eps, limits, parts, factors, budget, settings)
     candidates = result.candidates.rename(columns={"eps": "eps_iterations", "delta_limit": "delta_iterations_limit"})

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.base import Method, param_table, register
-from ddppm.methods.ddppm.method import params_to_row
+from ddppm.methods.ddppm.params import params_to_row
 from ddppm.methods.workshop.algorithm import draw_workshop_normals, workshop_errors
 from ddppm.methods.workshop.calibration import WorkshopCalibration, calibrate_threat_model, params_from_row
 from ddppm.methods.workshop.recheck import with_exact_recheck

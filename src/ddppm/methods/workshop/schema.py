@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from ddppm.methods.ddppm.method import CONFIG_SCHEMA as JOURNAL_SCHEMA
+from ddppm.methods.ddppm.params import CONFIG_SCHEMA as JOURNAL_SCHEMA
 
 
 def _compose() -> dict[str, Any]:
