@@ -17,6 +17,7 @@ from ddppm.data import (
     DATASETS,
     NORMALIZATIONS,
     PAPER_SHAPES,
+    SHAPES,
     Dataset,
     ami_synthetic,
     check_unit_ball,
@@ -27,6 +28,7 @@ from ddppm.data import (
     read_numeric_table,
     sbm_graph_signal,
     sbm_graph_signal_parts,
+    spiked_synthetic,
 )
 
 
@@ -49,6 +51,34 @@ def test_sklearn_datasets_have_paper_shapes(datasets: dict[str, Dataset], name: 
     assert ds.meta["shape"] == list(shape)
     assert ds.meta["sha256"] == hashlib.sha256(ds.matrix.tobytes()).hexdigest()
     assert "sklearn" in ds.meta["origin"]
+
+
+def test_every_default_shape_is_what_loads(datasets: dict[str, Dataset]) -> None:
+    for name, ds in datasets.items():
+        assert ds.matrix.shape == SHAPES[name], name
+    assert datasets["digits"].matrix.max() == 16.0 and datasets["digits"].matrix.min() == 0.0  # 4-bit pixel counts
+
+
+def test_spiked_synthetic_has_its_population_spectrum_and_directions() -> None:
+    """Sample covariance against the model: eigenvalues (20, 10, 5, 1, …) within Monte-Carlo error (n = 20,000:
+    relative error about √(2/n)·λ plus the bulk's spread), and deterministic in the seed."""
+    X = spiked_synthetic(seed=3)
+    assert X.shape == (20000, 50)
+    eigenvalues = np.linalg.eigvalsh(X.T @ X / X.shape[0])[::-1]
+    np.testing.assert_allclose(eigenvalues[:3], [20.0, 10.0, 5.0], rtol=0.05)
+    assert 0.8 < eigenvalues[3:].min() and eigenvalues[3:].max() < 1.25  # Marchenko–Pastur edges (1 ± √(d/n))²
+    np.testing.assert_array_equal(X, spiked_synthetic(seed=3))
+    small = spiked_synthetic(n=50000, d=5, spikes=(4.0,), seed=1)
+    top = np.linalg.eigh(small.T @ small)[1][:, -1]
+    rotation_first_column = np.linalg.qr(np.random.default_rng(1).standard_normal((5, 5)))
+    Q, R = rotation_first_column
+    assert abs(top @ (Q[:, 0] * np.sign(R[0, 0]))) > 0.99  # the first population direction is Q's first column
+
+
+def test_spiked_synthetic_rejects_a_spectrum_without_gaps() -> None:
+    for spikes in ((0.5,), (2.0, 3.0), tuple(range(60, 10, -1))):
+        with pytest.raises(ConfigError, match="spiked_synthetic.spikes"):
+            spiked_synthetic(n=10, d=5 if len(spikes) < 5 else 20, spikes=spikes)
 
 
 def test_diabetes_is_raw_not_scaled(datasets: dict[str, Dataset]) -> None:

@@ -307,6 +307,7 @@ def test_failed_download_leaves_no_output(tmp_path):
         work = copy_repo(tmp_path / "repo")
         cfg = yaml.safe_load((work / TINY).read_text())
         cfg["datasets"] = ["wine"]
+        cfg["experiments"] = []  # only the data step runs; no experiment may name another data set
         cfg["epsilons"] = [5]
         cfg["delta_limits"] = {"wine": [0.04]}
         cfg["dataset_options"] = {
@@ -315,6 +316,7 @@ def test_failed_download_leaves_no_output(tmp_path):
         (work / "url.yaml").write_text(yaml.safe_dump(cfg))
         out = snakemake(work, f"{TINY_RESULTS}/data/wine/normalized.parquet", "--configfile", "url.yaml")
         assert out.returncode != 0
+        assert "ConfigError" not in out.stderr, out.stderr[-2000:]
         log = (work / TINY_RESULTS / "logs" / "prepare_dataset" / "wine.log").read_text()
         assert "sha256" in log.lower()
         assert not (work / TINY_RESULTS / "data" / "wine" / "normalized.parquet").exists()

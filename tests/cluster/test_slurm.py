@@ -34,6 +34,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from ddppm.core.io import MEASURED_COLUMNS
 from tests.cluster.harness import alive, daemon_pids, running_cluster
 from tests.conftest import TINY_RESULTS
 
@@ -58,7 +59,7 @@ SLURM_RUN_TIMEOUT_S = int(os.environ.get("DDPPM_CLUSTER_SLURM_TIMEOUT", "900"))
 STATUS_CHECK_DELAY_S = 2
 
 # Columns that legitimately differ between two runs (timestamps of writing).
-VOLATILE_COLUMNS = {"written_at"}
+VOLATILE_COLUMNS = {"written_at"} | MEASURED_COLUMNS  # times measured, not computed
 # Both runs execute the same code on the same machine; allow only round-off that
 # a different BLAS thread count could cause.
 RTOL, ATOL = 1e-9, 1e-12

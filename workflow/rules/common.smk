@@ -2,6 +2,7 @@ from pathlib import Path
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.provenance import code_version
+from ddppm.data import DATASETS as KNOWN_DATASETS
 from ddppm.config import validate_config
 from ddppm.experiments import get_experiment
 from ddppm.methods import available_methods, calibrated_methods, get_method, method_module
@@ -54,7 +55,7 @@ REPORT_LANDING = f"{RESULTS}/report/landing.rst"
 
 
 wildcard_constraints:
-    dataset="|".join(DATASETS),
+    dataset="|".join(KNOWN_DATASETS),  # the journal's `datasets` and those only an experiment uses
     method="|".join(available_methods()),
     eps=r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?",
     chunk=r"[0-9]+",

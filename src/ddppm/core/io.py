@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 METADATA_KEY = b"ddppm"
+# Columns holding wall-clock measurements (the cost tables report them): two runs of the same code and
+# config agree on every other column, and tests comparing runs ignore only these.
+MEASURED_COLUMNS: frozenset[str] = frozenset({"seconds_per_run"})
 """Key of the project's JSON metadata in a Parquet file's Arrow schema metadata."""
 
 PathLike = str | os.PathLike[str]

@@ -5,6 +5,7 @@ from ddppm.data.datasets import (
     LABELS,
     NORMALIZATIONS,
     PAPER_SHAPES,
+    SHAPES,
     SOURCES,
     Dataset,
     check_unit_ball,
@@ -13,13 +14,14 @@ from ddppm.data.datasets import (
     normalize,
 )
 from ddppm.data.sources import download, read_numeric_table
-from ddppm.data.synthetic import GraphSignal, ami_synthetic, sbm_graph_signal, sbm_graph_signal_parts
+from ddppm.data.synthetic import GraphSignal, ami_synthetic, sbm_graph_signal, sbm_graph_signal_parts, spiked_synthetic
 
 __all__ = [
     "DATASETS",
     "LABELS",
     "NORMALIZATIONS",
     "PAPER_SHAPES",
+    "SHAPES",
     "SOURCES",
     "Dataset",
     "GraphSignal",
@@ -32,4 +34,5 @@ __all__ = [
     "read_numeric_table",
     "sbm_graph_signal",
     "sbm_graph_signal_parts",
+    "spiked_synthetic",
 ]

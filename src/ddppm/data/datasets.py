@@ -14,6 +14,10 @@ Supported names (:data:`DATASETS`):
 ``sbm_graph_signal``
     The workshop paper's graph signals on a stochastic block model graph (400×3),
     see :func:`sbm_graph_signal`.
+``digits``, ``spiked_synthetic``
+    The common task's own sets (docs/common_task.md), from no source paper: scikit-learn's bundled 8×8 digit
+    images (1797×64, a real higher-dimensional set) and a seeded spiked-covariance set with a known spectral gap
+    (20000×50, :func:`spiked_synthetic`).
 
 The paper assumes every data point lies in the unit ball; :func:`normalize` enforces it and
 :func:`check_unit_ball` verifies it.
@@ -35,9 +39,17 @@ import numpy as np
 
 from ddppm.core.errors import ConfigError, DataError
 from ddppm.data.sources import download, read_numeric_table
-from ddppm.data.synthetic import ami_synthetic, sbm_graph_signal
+from ddppm.data.synthetic import ami_synthetic, sbm_graph_signal, spiked_synthetic
 
-DATASETS: tuple[str, ...] = ("diabetes", "breast_cancer", "wine", "ami_synthetic", "sbm_graph_signal")
+DATASETS: tuple[str, ...] = (
+    "diabetes",
+    "breast_cancer",
+    "wine",
+    "ami_synthetic",
+    "sbm_graph_signal",
+    "digits",
+    "spiked_synthetic",
+)
 """Names accepted by :func:`load_dataset`."""
 
 SOURCES: tuple[str, ...] = ("default", "url")
@@ -55,12 +67,18 @@ PAPER_SHAPES: dict[str, tuple[int, int]] = {
 }
 """Shapes used in the papers (journal §IV-B, workshop §4)."""
 
+SHAPES: dict[str, tuple[int, int]] = {**PAPER_SHAPES, "digits": (1797, 64), "spiked_synthetic": (20000, 50)}
+"""Default shapes of every data set: the papers' and the common task's own (scikit-learn's digits, the spiked
+synthetic set)."""
+
 LABELS: dict[str, str] = {
     "diabetes": "Diabetes",
     "breast_cancer": "Breast Cancer",
     "wine": "Wine",
     "ami_synthetic": "AMI (synthetic stand-in)",
     "sbm_graph_signal": "SBM graph signals",
+    "digits": "Digits (8×8 images)",
+    "spiked_synthetic": "Spiked synthetic (n = 20,000, d = 50)",
 }
 """Human-readable labels for figures; the AMI stand-in is labelled as such."""
 
@@ -68,6 +86,12 @@ _SKLEARN_LOADERS: dict[str, str] = {
     "diabetes": "load_diabetes",
     "breast_cancer": "load_breast_cancer",
     "wine": "load_wine",
+    "digits": "load_digits",
+}
+_GENERATORS = {
+    "ami_synthetic": ami_synthetic,
+    "sbm_graph_signal": sbm_graph_signal,
+    "spiked_synthetic": spiked_synthetic,
 }
 _URL_OPTIONS = ("delimiter", "header", "drop_last_column", "drop_columns", "check_shape", "timeout")
 
@@ -133,7 +157,7 @@ def accepted_options(name: str, source: str) -> tuple[str, ...]:
         return URL_OPTIONS
     if name in _SKLEARN_LOADERS:
         return ()
-    generator = ami_synthetic if name == "ami_synthetic" else sbm_graph_signal
+    generator = _GENERATORS[name]
     return tuple(inspect.signature(generator).parameters)
 
 
@@ -155,8 +179,9 @@ def load_dataset(
         One of :data:`DATASETS`.
     source : {"default", "url"}
         ``"default"``: the scikit-learn copy for ``diabetes`` (``load_diabetes(scaled=False)``, the raw
-        features), ``breast_cancer`` and ``wine`` (features only, no targets), the seeded generator for
-        ``ami_synthetic`` (:func:`ami_synthetic`) and ``sbm_graph_signal`` (:func:`sbm_graph_signal`).
+        features), ``breast_cancer``, ``wine`` and ``digits`` (features only, no targets), the seeded generator
+        for ``ami_synthetic`` (:func:`ami_synthetic`), ``sbm_graph_signal`` (:func:`sbm_graph_signal`) and
+        ``spiked_synthetic`` (:func:`spiked_synthetic`).
         ``"url"``: download a delimited numeric table from ``url`` (checked against ``sha256``) into
         ``cache_dir`` and read it with :func:`read_numeric_table`.
     url, sha256 : str, optional
@@ -208,7 +233,7 @@ def load_dataset(
             )
         X = _load_sklearn(name, meta)
     else:
-        generator = ami_synthetic if name == "ami_synthetic" else sbm_graph_signal
+        generator = _GENERATORS[name]
         allowed = [k for k in inspect.signature(generator).parameters if k != "seed"]
         unknown = sorted(set(options) - set(allowed))
         if unknown:
@@ -276,10 +301,10 @@ def _load_url(
     dest = cache / f"{name}-{sha256.strip().lower()[:12]}-{basename}"
     path = download(url, sha256, dest, timeout=timeout)
     X = read_numeric_table(path, **opts)
-    if check_shape and name in _SKLEARN_LOADERS and X.shape[1] != PAPER_SHAPES[name][1]:
+    if check_shape and name in _SKLEARN_LOADERS and X.shape[1] != SHAPES[name][1]:
         raise DataError(
-            f"dataset {name!r} from {url} has {X.shape[1]} numeric columns, the paper uses "
-            f"{PAPER_SHAPES[name][1]}; drop label/id columns with `dataset_options.{name}.drop_columns` or "
+            f"dataset {name!r} from {url} has {X.shape[1]} numeric columns, the expected shape has "
+            f"{SHAPES[name][1]}; drop label/id columns with `dataset_options.{name}.drop_columns` or "
             f"`drop_last_column`, or set `dataset_options.{name}.check_shape: false`."
         )
     meta.update(url=url, file_sha256=sha256.strip().lower(), cache_path=str(path), options=dict(options))

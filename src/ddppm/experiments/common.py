@@ -17,18 +17,22 @@ from ddppm.common.run import not_certified, run_methods, summarise, which_method
 from ddppm.common.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
+from ddppm.data import DATASETS
 from ddppm.experiments.base import Experiment, register_experiment
+from ddppm.pipeline.config import check_prepared_dataset
 
 
 def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
-    """Cross-key checks of the validated section ``common`` (the data sets must be the pipeline's)."""
+    """Cross-key checks of the validated section ``common``: a data set the journal run does not use is still
+    prepared and split by the pipeline (its loader options and agents under ``dataset_options.<name>``), so it
+    gets the same checks."""
+    unknown = [ds for ds in section["datasets"] if ds not in DATASETS]
+    if unknown:
+        raise ConfigError(f"common.datasets: {unknown} are not data sets the pipeline knows; use some of {DATASETS}")
     if config is not None:
-        missing = [ds for ds in section["datasets"] if ds not in config["datasets"]]
-        if missing:
-            raise ConfigError(
-                f"common.datasets: {missing} are not in the top-level `datasets` (the pipeline prepares the data); "
-                f"add them there or remove them here"
-            )
+        for ds in section["datasets"]:
+            if ds not in config["datasets"]:
+                check_prepared_dataset(config, ds)
 
 
 def options(section: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from ddppm.core.errors import ConfigError, DDPPMError
 from ddppm.core.io import config_hash
 from ddppm.core.network import mixing_matrix, validate_mixing_matrix
 from ddppm.core.schema import canonical, merge, schema_defaults, validate
-from ddppm.data import PAPER_SHAPES
+from ddppm.data import DATASETS, SHAPES
 from ddppm.data.datasets import accepted_options
 from ddppm.methods import available_methods
 from ddppm.privacy.threat_models import ACCOUNTINGS, ADJACENCIES, BUILT_IN, VIEWS, threat_model_table
@@ -35,6 +35,7 @@ GLOBAL_SECTIONS = ("network", "partition", "montecarlo")
 
 __all__ = [
     "canonical",
+    "check_prepared_dataset",
     "dataset_config",
     "eps_label",
     "job_params",
@@ -50,6 +51,7 @@ def pipeline_schema() -> dict[str, Any]:
     """The journal pipeline's schema: the base schema with the threat models' defaults and allowed values and one
     ``methods.<name>`` entry per registered method (``experiments`` lists none: :mod:`ddppm.config` adds them)."""
     schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema["properties"]["datasets"]["items"]["enum"] = list(DATASETS)
     # The threat models' default and allowed values come from their one table, not from a copy in the YAML.
     schema["properties"]["threat_models"]["default"] = {name: tm.as_dict() for name, tm in BUILT_IN.items()}
     allowed = schema["definitions"]["threat_model"]["properties"]
@@ -137,7 +139,8 @@ def dataset_config(config: dict[str, Any], dataset: str) -> dict[str, Any]:
     merged["dataset"] = {**{k: v["default"] for k, v in loader.items() if "default" in v}, **options}
     merged["threat_models"] = copy.deepcopy(config.get("threat_models", {}))
     merged["epsilons"] = [float(e) for e in config["epsilons"]]
-    merged["delta_limits"] = [float(d) for d in config["delta_limits"][dataset]]
+    # A data set only an experiment uses (the common task's digits, say) has no journal δ limits.
+    merged["delta_limits"] = [float(d) for d in config.get("delta_limits", {}).get(dataset, [])]
     return canonical(merged)
 
 
@@ -206,34 +209,8 @@ def check_config(config: dict[str, Any]) -> None:
             raise ConfigError(f"delta_limits.{ds} is missing: give {n_eps} δ limits in (0, 1), one per ε")
         if len(limits) != n_eps:
             raise ConfigError(f"delta_limits.{ds} has {len(limits)} values but epsilons has {n_eps}; give one per ε")
+        check_prepared_dataset(config, ds)
         merged = dataset_config(config, ds)
-        source = merged["dataset"]["source"]
-        accepted = accepted_options(ds, source)
-        loader = {k for k in config["dataset_options"].get(ds, {}) if k not in (*GLOBAL_SECTIONS, "methods")}
-        useless = sorted(loader - {"source", "normalization"} - set(accepted))
-        if useless:
-            raise ConfigError(
-                f"dataset_options.{ds}.{useless[0]}: does nothing for {ds} with source {source!r} "
-                f"(accepted: {list(accepted)}); remove it"
-            )
-        m, topology = merged["partition"]["m"], merged["network"]["topology"]
-        rows = merged["dataset"].get("n") or (PAPER_SHAPES[ds][0] if merged["dataset"]["source"] == "default" else None)
-        if rows is not None and m > rows:
-            raise ConfigError(
-                f"partition.m = {m} agents but {ds} has {rows} rows; every agent needs a row: use m <= {rows}"
-            )
-        if topology == "paper_ring" and m != 4:
-            where = (
-                f"dataset_options.{ds}.partition.m"
-                if "partition" in config["dataset_options"].get(ds, {})
-                else "partition.m"
-            )
-            raise ConfigError(f"network.topology: paper_ring needs {where} = 4 (got {m}); use topology: ring")
-        try:  # the mixing matrix is cheap: build it now, so an impossible topology fails the dry run
-            W = mixing_matrix(topology, m, seed=merged["network"]["seed"], edge_prob=merged["network"].get("edge_prob"))
-            validate_mixing_matrix(W, key="network")
-        except DDPPMError as exc:
-            raise ConfigError(f"{ds}: {exc}") from None
         for name in merged["montecarlo"]["methods"]:
             for tm in merged["methods"].get(name, {}).get("threat_models", []):
                 if tm not in merged["threat_models"]:
@@ -241,3 +218,37 @@ def check_config(config: dict[str, Any]) -> None:
                         f"methods.{name}.threat_models: {tm!r} is not defined under `threat_models` "
                         f"(defined: {sorted(merged['threat_models'])})"
                     )
+
+
+def check_prepared_dataset(config: dict[str, Any], ds: str) -> None:
+    """Checks of one data set the pipeline prepares and splits (for the journal run or for an experiment that
+    names it): loader options that do something, at least one row per agent, a topology that exists.
+    Raises :class:`ConfigError` naming the key."""
+    merged = dataset_config(config, ds)
+    source = merged["dataset"]["source"]
+    accepted = accepted_options(ds, source)
+    loader = {k for k in config["dataset_options"].get(ds, {}) if k not in (*GLOBAL_SECTIONS, "methods")}
+    useless = sorted(loader - {"source", "normalization"} - set(accepted))
+    if useless:
+        raise ConfigError(
+            f"dataset_options.{ds}.{useless[0]}: does nothing for {ds} with source {source!r} "
+            f"(accepted: {list(accepted)}); remove it"
+        )
+    m, topology = merged["partition"]["m"], merged["network"]["topology"]
+    rows = merged["dataset"].get("n") or (SHAPES[ds][0] if merged["dataset"]["source"] == "default" else None)
+    if rows is not None and m > rows:
+        raise ConfigError(
+            f"partition.m = {m} agents but {ds} has {rows} rows; every agent needs a row: use m <= {rows}"
+        )
+    if topology == "paper_ring" and m != 4:
+        where = (
+            f"dataset_options.{ds}.partition.m"
+            if "partition" in config["dataset_options"].get(ds, {})
+            else "partition.m"
+        )
+        raise ConfigError(f"network.topology: paper_ring needs {where} = 4 (got {m}); use topology: ring")
+    try:  # the mixing matrix is cheap: build it now, so an impossible topology fails the dry run
+        W = mixing_matrix(topology, m, seed=merged["network"]["seed"], edge_prob=merged["network"].get("edge_prob"))
+        validate_mixing_matrix(W, key="network")
+    except DDPPMError as exc:
+        raise ConfigError(f"{ds}: {exc}") from None

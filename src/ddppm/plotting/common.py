@@ -16,7 +16,7 @@ from ddppm.plotting.style import _RC, INFEASIBLE_COLOR, _figure, _legend_below, 
 TRUST_PANELS = ("central", "secure_aggregation", "gossip", "local")
 TRUST_TITLES = {
     "central": "trusted curator (central)",
-    "secure_aggregation": "secure aggregation (only sums seen)",
+    "secure_aggregation": "secure aggregation (noise cancels only in sums)",
     "gossip": "gossip (every message seen)",
     "local": "no trusted party (every release public)",
 }
@@ -74,5 +74,6 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
         handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
         if title:
             fig.suptitle(title, fontsize=10)
-        _legend_below(fig, handles)
+        # Long method labels: two columns keep the legend inside the figure's width at any number of panels.
+        _legend_below(fig, handles, ncol=2 if len(trusts) < 4 else 3)
     return fig

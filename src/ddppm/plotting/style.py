@@ -180,14 +180,14 @@ def panel_grid(count: int, panel_height: float, extra_height: float) -> tuple[Fi
     return fig, axes[:count]
 
 
-def _legend_below(fig: Figure, handles: dict) -> None:
-    """One shared legend under all panels (label → artist), at most four columns."""
+def _legend_below(fig: Figure, handles: dict, ncol: int = 3) -> None:
+    """One shared legend under all panels (label → artist), at most ``ncol`` columns (fewer for long labels)."""
     if handles:
         fig.legend(
             handles=list(handles.values()),
             labels=list(handles.keys()),
             loc="outside lower center",
-            ncol=min(3, len(handles)),
+            ncol=min(ncol, len(handles)),
             frameon=False,
         )
 
