@@ -48,6 +48,8 @@ FINDINGS_INPUTS = []
 # draws, per dataset, and what the landing page's verdict reads (config `verdict`). Empty when none adds any.
 FIG2_FLOORS = {}
 VERDICT_INPUTS = []
+# Lower-bound tables on a method's δ for every parameter choice (ddppm.common.bounds), from methods' rule files.
+COMMON_LOWER_BOUNDS = []
 # CSV tables the report offers as downloads: each gets an HTML twin the report shows (rule table_html).
 REPORT_TABLES = [f"{RESULTS}/tables/summary.csv"]
 # The report's landing page, written by rule report_landing from this run's tables (workflow/rules/report.smk).

@@ -8,13 +8,14 @@ from ddppm.pipeline.steps import setup_logging
 
 log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
-runs = pd.concat([read_parquet(path)[0] for path in snakemake.input], ignore_index=True)
-out = tables(runs)
+runs = pd.concat([read_parquet(path)[0] for path in snakemake.input.runs], ignore_index=True)
+bounds = [read_parquet(path)[0] for path in snakemake.input.bounds]
+out = tables(runs, pd.concat(bounds, ignore_index=True) if bounds else None, cfg["common"])
 meta = {"config_hash": cfg["config_hash"]}
 write_parquet(out["summary"], snakemake.output.parquet, meta)
 write_text_atomic(snakemake.output.summary, out["summary"].to_csv(index=False))
 write_text_atomic(snakemake.output.which, out["which_method"].to_csv(index=False))
 write_text_atomic(snakemake.output.not_certified, out["not_certified"].to_csv(index=False))
-lines = findings(out["which_method"], out["summary"], cfg["common"])
+lines = findings(out["which_method"], out["summary"], cfg["common"], out["not_certified"])
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
 log.info("\n%s", "\n".join(lines))

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ddppm.common.base import common_task_methods
+from ddppm.common.bounds import bounds_on_grid
 from ddppm.common.run import not_certified, run_methods, summarise, which_method
 from ddppm.common.task import CommonTask
 from ddppm.core.errors import ConfigError
@@ -54,15 +55,26 @@ def runs_of_dataset(problem: DistributedProblem, dataset: str, section: dict[str
     return pd.concat(frames, ignore_index=True)
 
 
-def tables(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The summary (per method, k, ε), the "which method" table and the not-certified list."""
+def tables(
+    runs: pd.DataFrame, bounds: pd.DataFrame | None = None, section: dict[str, Any] | None = None
+) -> dict[str, pd.DataFrame]:
+    """The summary (per method, k, ε), the "which method" table and the not-certified list: the searched methods
+    that ran, and the lower bounds for every parameter choice that methods' rule files publish (``bounds``, placed
+    on the section's ε grid at its δ by :func:`ddppm.common.bounds.bounds_on_grid`)."""
     summary = summarise(runs)
     labels = {name: m.common_style()["label"] for name, m in common_task_methods().items()}
     summary.insert(summary.columns.get_loc("method") + 1, "label", summary["method"].map(labels))
-    return {"summary": summary, "which_method": which_method(summary), "not_certified": not_certified(summary)}
+    beside = not_certified(summary)
+    if bounds is not None and len(bounds) and section is not None:
+        on_grid = bounds_on_grid(bounds[bounds["dataset"].isin(section["datasets"])], section["epsilons"],
+                                 section["delta"])  # fmt: skip
+        beside = pd.concat([beside, on_grid], ignore_index=True)
+    return {"summary": summary, "which_method": which_method(summary), "not_certified": beside}
 
 
-def findings(which: pd.DataFrame, summary: pd.DataFrame, section: dict[str, Any]) -> list[str]:
+def findings(
+    which: pd.DataFrame, summary: pd.DataFrame, section: dict[str, Any], beside: pd.DataFrame | None = None
+) -> list[str]:
     """The answer in sentences with numbers: per data set and k, at ε = 5 (or the grid's middle), the best method
     for each trust level and what a trusted curator or secure aggregation buys over trusting no one."""
     lines = [
@@ -83,6 +95,19 @@ def findings(which: pd.DataFrame, summary: pd.DataFrame, section: dict[str, Any]
         at = summary[(summary["dataset"] == dataset) & (summary["k"] == k)]
         chance = float(at["chance_error"].iloc[0]) if len(at) else float("nan")
         lines.append(f"{dataset}, k = {k}, ε = {eps:g}: " + "; ".join(parts) + f" (chance level {chance:.2f}).")
+    if beside is not None and "no_parameters_meet_limit" in beside:
+        floors = beside[beside["no_parameters_meet_limit"].fillna(False).astype(bool)]
+        for label, group in floors.groupby("label", sort=False):
+            # A floor is non-increasing in ε: exceeded at the largest such ε, it is exceeded at every smaller one.
+            parts = []
+            for dataset, rows in group.groupby("dataset", sort=True):
+                top = rows.loc[rows["eps"].idxmax()]
+                parts.append(f"{dataset} at any ε ≤ {top['eps']:g} (δ at least {top['delta']:.2g} there)")
+            lines.append(
+                f"Not certified, {label}: no parameter choice meets δ = {section['delta']:g} on "
+                + "; ".join(parts)
+                + " (the worst neighbour a search found: a lower bound)."
+            )
     return lines
 
 

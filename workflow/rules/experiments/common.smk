@@ -35,7 +35,8 @@ rule common_runs:
 rule common_summary:
     """Common task: the summary with costs, the "which method" table, the not-certified list and the findings."""
     input:
-        expand(f"{COMMON}/runs/{{dataset}}.parquet", dataset=COMMON_DATASETS),
+        runs=expand(f"{COMMON}/runs/{{dataset}}.parquet", dataset=COMMON_DATASETS),
+        bounds=lambda wc: COMMON_LOWER_BOUNDS,
     output:
         summary=report(
             f"{COMMON}/summary.csv",
@@ -49,11 +50,16 @@ rule common_summary:
             category=COMMON_EXPERIMENT.title,
             labels={"table": "which method"},
         ),
-        not_certified=f"{COMMON}/not_certified.csv",
+        not_certified=report(
+            f"{COMMON}/not_certified.csv",
+            caption="../../report/common_not_certified.rst",
+            category=COMMON_EXPERIMENT.title,
+            labels={"table": "not certified"},
+        ),
         parquet=f"{COMMON}/summary.parquet",
         findings=f"{COMMON}/findings.txt",
     params:
-        cfg=global_params(*COMMON_KEYS),
+        cfg=global_params(*COMMON_KEYS, "common.datasets"),
         code=code_of("common_summary.py"),
     log:
         f"{LOGS}/common/summary.log",
@@ -106,4 +112,4 @@ localrules:
     common_figure,
     common_task,
 
-REPORT_TABLES.extend([f"{COMMON}/summary.csv", f"{COMMON}/which_method.csv"])
+REPORT_TABLES.extend([f"{COMMON}/summary.csv", f"{COMMON}/which_method.csv", f"{COMMON}/not_certified.csv"])

@@ -4,6 +4,8 @@ DDPPM_THREAT_MODELS = lambda ds: dataset_config(config, ds)["methods"]["ddppm"][
 DDPPM_CALIBRATION_CHUNKS = lambda ds: int(dataset_config(config, ds)["methods"]["ddppm"]["calibration"]["chunks"])
 DDPPM_FLOORS = {ds: [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet"] for ds in DATASETS}
 FIG2_FLOORS.update(DDPPM_FLOORS)
+# The common task lists D-DP-PM beside its table with the floor: a δ no parameter choice gets under.
+COMMON_LOWER_BOUNDS.append(f"{RESULTS}/methods/ddppm/common_bounds.parquet")
 # The landing page's verdict reads the floors and the δ-vs-T curves of every threat model (Fig. 3's data).
 VERDICT_INPUTS.append(f"{RESULTS}/tables/floor.csv")
 VERDICT_INPUTS.extend(
@@ -278,6 +280,23 @@ rule ddppm_floor_table:
         "../../envs/ddppm.yaml"
     script:
         "../../scripts/ddppm_floor_table.py"
+
+
+rule ddppm_common_bounds:
+    """D-DP-PM on the common task: its δ floors (network view) as lower bounds for every parameter choice."""
+    input:
+        expand(f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet", dataset=DATASETS),
+    output:
+        f"{RESULTS}/methods/ddppm/common_bounds.parquet",
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("ddppm_common_bounds.py"),
+    log:
+        f"{LOGS}/ddppm_common_bounds.log",
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_common_bounds.py"
 
 
 rule floor:
