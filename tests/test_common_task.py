@@ -282,3 +282,29 @@ def test_runner_on_a_small_task() -> None:
     again = summarise(run_methods(task, [1.0, 50.0], 1e-5, 8, 0, OPTIONS, dataset="toy"))
     np.testing.assert_array_equal(again["error_mean"], summary["error_mean"])  # seeded
     assert set(which_method(summary)["trust_model"]) == {"central", "secure_aggregation", "local"}
+
+
+def test_noisy_gram_has_the_law_of_the_gram_of_noisy_rows() -> None:
+    """The O(d³) draw against the direct route (noisy rows, then their Gram), by Monte Carlo: the exact mean
+    XᵀX + nσ²I, the covariance of the entries, and the top eigenvalue's distribution (two-sample KS)."""
+    from scipy.stats import ks_2samp
+
+    from ddppm.common.sampling import noisy_gram
+
+    rng = np.random.default_rng(11)
+    n, d, sigma, draws = 9, 3, 0.7, 20000
+    X = rng.standard_normal((n, d)) * np.array([1.0, 0.6, 0.3])
+    R = np.linalg.qr(X, mode="r")
+    fast = np.stack([noisy_gram(R, n, sigma, rng) for _ in range(draws)])
+    noisy = X + sigma * rng.standard_normal((draws, n, d))
+    direct = np.einsum("rnd,rne->rde", noisy, noisy)
+    iu = np.triu_indices(d)
+    mean = X.T @ X + n * sigma**2 * np.eye(d)
+    np.testing.assert_allclose(fast.mean(axis=0), mean, atol=0.05)
+    np.testing.assert_allclose(direct.mean(axis=0), mean, atol=0.05)
+    cov_fast, cov_direct = (np.cov(g[:, iu[0], iu[1]], rowvar=False) for g in (fast, direct))
+    np.testing.assert_allclose(cov_fast, cov_direct, atol=0.06 * np.abs(cov_direct).max())
+    top = [np.linalg.eigvalsh(g)[:, -1] for g in (fast, direct)]
+    assert ks_2samp(*top).pvalue > 1e-3
+    with pytest.raises(ValueError, match="n >= 2d"):
+        noisy_gram(R, 5, sigma, rng)

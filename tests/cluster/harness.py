@@ -69,20 +69,24 @@ def stop(state_dir: Path) -> subprocess.CompletedProcess:
 
 
 @contextmanager
-def stop_on_signals(state_dir: Path) -> Iterator[None]:
-    """While inside: SIGTERM and SIGINT first stop the cluster in ``state_dir``, then act as before."""
+def stop_on_signals(state_dir: Path) -> Iterator[dict[str, bool]]:
+    """While inside: SIGTERM and SIGINT first stop the cluster in ``state_dir``, then act as before. Yields a
+    dict whose ``"stopped"`` turns True once the handler has stopped the cluster (so no one stops it twice: under
+    load one stop can take most of a minute)."""
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    state = {"stopped": False}
 
     def handler(signum, frame):
         for sig, old in previous.items():
             signal.signal(sig, old)
         stop(state_dir)
+        state["stopped"] = True
         os.kill(os.getpid(), signum)  # delivered again, to the handler that was there before
 
     for sig in previous:
         signal.signal(sig, handler)
     try:
-        yield
+        yield state
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
@@ -96,14 +100,15 @@ def running_cluster(state_dir: Path) -> Iterator[subprocess.CompletedProcess]:
     with the script's output if it failed.
     """
     state_dir = Path(state_dir)
-    with stop_on_signals(state_dir):
+    with stop_on_signals(state_dir) as signalled:
         try:
             started = slurm_sh("start", state_dir, timeout=START_TIMEOUT_S)
             if started.returncode != 0:
                 raise RuntimeError(f"slurm.sh start failed (rc={started.returncode}):\n{started.stderr[-3000:]}")
             yield started
         finally:
-            stop(state_dir)
+            if not signalled["stopped"]:
+                stop(state_dir)
 
 
 def hold(state_dir: str, ready: str) -> None:

@@ -75,6 +75,11 @@ class CommonTask:
         return rows.T @ rows
 
     @cached_property
+    def row_factor(self) -> np.ndarray:
+        """``R`` of the thin QR ``X = UR`` (d × d, ``RᵀR = XᵀX``): computed once, reused by every run and ε."""
+        return np.linalg.qr(self.X, mode="r")
+
+    @cached_property
     def spectrum(self) -> tuple[np.ndarray, np.ndarray]:
         """Eigenvalues (descending) and eigenvectors of ``XᵀX``."""
         values, vectors = np.linalg.eigh(self.gram)

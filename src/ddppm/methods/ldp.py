@@ -20,6 +20,7 @@ import pandas as pd
 
 from ddppm.common.adjacency import release_sensitivity
 from ddppm.common.base import Calibrated, CommonTaskMethod, GaussianRelease, certified, top_k
+from ddppm.common.sampling import noisy_gram
 from ddppm.common.task import CommonTask
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
@@ -81,8 +82,13 @@ class _GaussianLDP(Method, CommonTaskMethod):
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
         sigma = float(calibrated.params["sigma"])
-        noisy = np.stack([task.X + sigma * rng.standard_normal(task.X.shape) for rng in rngs])
-        return top_k(np.einsum("rnd,rne->rde", noisy, noisy), task.k)
+        if task.n >= 2 * task.d:  # the Gram of the noisy rows drawn in law, O(d³) per run (noisy_gram)
+            R = task.row_factor
+            grams = np.stack([noisy_gram(R, task.n, sigma, rng) for rng in rngs])
+        else:
+            noisy = np.stack([task.X + sigma * rng.standard_normal(task.X.shape) for rng in rngs])
+            grams = np.einsum("rnd,rne->rde", noisy, noisy)
+        return top_k(grams, task.k)
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         rows = max(len(p) for p in task.parts)
