@@ -32,8 +32,8 @@ from ddppm.common.peers import PEER_REQUIREMENTS, peer_estimates
 from ddppm.common.run import run_methods, summarise
 from ddppm.common.task import CommonTask, subspace_error
 from ddppm.config import validate_config
-from ddppm.data import load_dataset, normalize
 from ddppm.pipeline.config import dataset_config
+from ddppm.pipeline.steps import matrix_of, prepare_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,11 +50,9 @@ def peer_python(venv: Path) -> Path:
 
 
 def rows(config: dict, dataset: str) -> np.ndarray:
-    """The rows as the pipeline prepares them (config.yaml's loader options and normalisation)."""
-    options = dict(dataset_config(config, dataset)["dataset"])
-    normalization = options.pop("normalization")
-    X, _ = normalize(load_dataset(dataset, **options).matrix, normalization)
-    return X
+    """The rows exactly as the pipeline's rule prepare_dataset makes them (config.yaml's loader options)."""
+    frame, _ = prepare_dataset(dataset, dataset_config(config, dataset)["dataset"])
+    return matrix_of(frame)
 
 
 def interval(errors: np.ndarray) -> tuple[float, float]:
