@@ -9,10 +9,12 @@ import pytest
 from scipy.optimize import minimize
 
 from ddppm.common.adjacency import ADJACENCIES, release_sensitivity
+from ddppm.common.base import top_k
 from ddppm.common.certified import certified_delta, composed_mu, noise_multiplier
 from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.errors import DataError
 from ddppm.core.metrics import sin_error
+from ddppm.core.network import mixing_matrix
 
 
 def _orthonormal(rng: np.random.Generator, d: int, k: int, runs: int | None = None) -> np.ndarray:
@@ -23,7 +25,8 @@ def _orthonormal(rng: np.random.Generator, d: int, k: int, runs: int | None = No
 def _task(rng: np.random.Generator, n: int = 60, d: int = 6, k: int = 2, m: int = 3) -> CommonTask:
     X = rng.standard_normal((n, d)) * np.linspace(2, 0.5, d)
     X /= np.linalg.norm(X, axis=1).max()
-    return CommonTask(X, tuple(np.array_split(np.arange(n), m)), k)
+    W = mixing_matrix("ring", m) if m > 1 else np.ones((1, 1))
+    return CommonTask(X, tuple(np.array_split(np.arange(n), m)), k, W, consensus=5)
 
 
 def test_subspace_error_is_the_journal_sine_for_one_direction() -> None:
@@ -308,3 +311,47 @@ def test_noisy_gram_has_the_law_of_the_gram_of_noisy_rows() -> None:
     assert ks_2samp(*top).pvalue > 1e-3
     with pytest.raises(ValueError, match="n >= 2d"):
         noisy_gram(R, 5, sigma, rng)
+
+
+def test_wang_xu_on_the_common_task_has_the_law_of_every_row_releasing() -> None:
+    """Algorithm 1 as written (every row releases ``ut(x xᵀ) + Z``; the server averages) against the adapter's
+    one draw of the average: the subspace errors of the two routes have one law (two-sample KS), and σ is the
+    calibration of one ``upper_triangle`` release (δ at the limit for every neighbour)."""
+    from scipy.stats import ks_2samp
+
+    from ddppm.methods import get_method
+    from ddppm.methods.ldppca.mechanism import per_user_release
+
+    task = _task(np.random.default_rng(11), n=30, d=3, k=1, m=3)
+    method = get_method("ldppca_gaussian")
+    cal = method.common_calibrate(task, 20.0, 1e-5, OPTIONS)
+    assert cal.delta == pytest.approx(1e-5, rel=1e-6)
+    assert cal.params["sensitivity"] == pytest.approx(np.sqrt(2))
+    adapter = method.common_estimate(task, cal, [np.random.default_rng(i) for i in range(3000)], OPTIONS)
+    direct = np.stack(
+        [top_k(per_user_release(task.X, cal.params["sigma"], np.random.default_rng(10_000 + i))[None], 1)[0]
+         for i in range(3000)]
+    )  # fmt: skip
+    a, b = subspace_error(adapter, task.V), subspace_error(direct, task.V)
+    assert 0.05 < np.median(a) < 0.95  # neither noise-free nor chance: the test can tell the routes apart
+    assert ks_2samp(a, b).pvalue > 1e-3  # (σ 20 % off gives p ≈ 1e-7 at this size)
+
+
+def test_which_method_markdown_names_the_best_per_trust_level() -> None:
+    import pandas as pd
+
+    from ddppm.experiments.common import which_method_markdown
+
+    which = pd.DataFrame(
+        [
+            {"dataset": "s", "k": 1, "eps": 5.0, "trust_model": "central", "best": "a", "error_mean": 0.1},
+            {"dataset": "s", "k": 1, "eps": 5.0, "trust_model": "local", "best": "b", "error_mean": 0.3},
+            {"dataset": "s", "k": 1, "eps": 1.0, "trust_model": "local", "best": "c", "error_mean": 0.9},
+            {"dataset": "s", "k": 2, "eps": 5.0, "trust_model": "local", "best": "d", "error_mean": 0.5},
+        ]
+    )
+    summary = pd.DataFrame({"dataset": ["s", "s"], "k": [1, 2], "chance_error": [0.95, 0.9]})
+    lines = which_method_markdown(which, summary).splitlines()
+    assert lines[0].startswith("| data set (k = 1, ε = 5)") and len(lines) == 3
+    assert lines[2] == "| s | `b` 0.300 | – | `a` 0.100 | 0.95 |"
+    assert "`d` 0.500" in which_method_markdown(which, summary, k=2)

@@ -22,6 +22,10 @@ def test_generated_blocks_match_the_run_and_a_changed_number_fails(tiny_run, tmp
         assert check(copy, results) == []
         assert main(["--check", "--results", str(results), str(copy)]) == 0
         text = copy.read_text()
+        if name == "README.md":  # the common task's answer, as a table from the run's which_method.csv
+            table = (results / "common" / "readme_summary.md").read_text().strip()
+            assert f"<!-- summary-common:begin -->\n{table}\n<!-- summary-common:end -->" in text
+            assert table.startswith("| data set") and "`" in table
         block = text[text.index("<!-- results:begin -->") : text.index("<!-- results:end -->")]
         number = re.search(r"met at (\d+) of", block)
         assert number, "the verdict names how many points met their limit"

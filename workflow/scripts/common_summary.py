@@ -1,9 +1,10 @@
-"""Rule common_summary: the summary with costs, the "which method" table, the not-certified list, the findings."""
+"""Rule common_summary: the summary with costs, the "which method" table, the not-certified list, the findings and
+the README's table."""
 
 import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
-from ddppm.experiments.common import findings, tables
+from ddppm.experiments.common import findings, tables, which_method_markdown
 from ddppm.pipeline.steps import setup_logging
 
 log = setup_logging(snakemake.log[0])
@@ -18,4 +19,5 @@ write_text_atomic(snakemake.output.which, out["which_method"].to_csv(index=False
 write_text_atomic(snakemake.output.not_certified, out["not_certified"].to_csv(index=False))
 lines = findings(out["which_method"], out["summary"], cfg["common"], out["not_certified"])
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
+write_text_atomic(snakemake.output.readme, which_method_markdown(out["which_method"], out["summary"]) + "\n")
 log.info("\n%s", "\n".join(lines))

@@ -27,12 +27,14 @@ from ddppm.core.errors import DataError
 class CommonTask:
     """Rows ``X`` (n × d) in the unit ball, split over agents (``parts``: row indices per agent), and the rank k.
 
-    ``W`` is the network's mixing matrix when the agents gossip (None when no method needs it)."""
+    ``W`` is the network's mixing matrix when the agents gossip (None when no method needs it) and ``consensus``
+    the gossip rounds per iteration (the pipeline's c)."""
 
     X: np.ndarray
     parts: tuple[np.ndarray, ...]
     k: int
     W: np.ndarray | None = field(default=None, repr=False)
+    consensus: int = 1
 
     def __post_init__(self) -> None:
         n, d = self.X.shape
@@ -50,7 +52,14 @@ class CommonTask:
         """The task on a :class:`~ddppm.core.problem.DistributedProblem` (the pipeline's data, partition and
         network): its stacked rows, each agent's rows, its mixing matrix."""
         parts = tuple(np.arange(problem.n)[problem.agent_slice(i)] for i in range(problem.m))
-        return cls(problem.X, parts, int(k), problem.W)
+        return cls(problem.X, parts, int(k), problem.W, int(problem.c))
+
+    @cached_property
+    def Wc(self) -> np.ndarray:
+        """``W^c``: one iteration's consensus (the identity's average over agents when there is no network)."""
+        if self.W is None:
+            raise DataError("common task: a gossip method needs the agents' mixing matrix W")
+        return np.linalg.matrix_power(self.W, self.consensus)
 
     @property
     def n(self) -> int:

@@ -22,6 +22,10 @@ from ddppm.data import DATASETS
 from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.pipeline.config import check_prepared_dataset
 
+TRUST_COLUMNS = (("local", "no trusted party"), ("secure_aggregation", "secure aggregation"),
+                 ("central", "a trusted curator"))  # fmt: skip
+"""The "which method" table's columns, least trust first."""
+
 
 def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
     """Cross-key checks of the validated section ``common``: a data set the journal run does not use is still
@@ -42,11 +46,12 @@ def options(section: dict[str, Any]) -> dict[str, Any]:
 
 
 def runs_of_dataset(problem: DistributedProblem, dataset: str, section: dict[str, Any]) -> pd.DataFrame:
-    """Every run of every common-task method at every (k, ε) on one data set."""
+    """Every run of every common-task method at every (k, ε) on one data set (the ranks below its dimension)."""
+    ranks = [k for k in section["ranks"] if k < problem.d]  # k = d would estimate the whole space: nothing to learn
+    if not ranks:
+        raise ConfigError(f"common.ranks: no k in {section['ranks']} is below the dimension {problem.d} of {dataset}")
     frames = []
-    for k in section["ranks"]:
-        if k >= problem.d:
-            raise ConfigError(f"common.ranks: k = {k} is not below the dimension {problem.d} of {dataset}")
+    for k in ranks:
         task = CommonTask.from_problem(problem, k)
         frames.append(
             run_methods(task, section["epsilons"], section["delta"], section["runs"], section["seed"],
@@ -87,11 +92,10 @@ def findings(
     for (dataset, k), group in which[which["eps"] == eps].groupby(["dataset", "k"], sort=False):
         best = group.set_index("trust_model")
         parts = []
-        for trust, text in (("local", "with no trusted party"), ("secure_aggregation", "with secure aggregation"),
-                            ("central", "with a trusted curator")):  # fmt: skip
+        for trust, text in TRUST_COLUMNS:
             if trust in best.index:
                 row = best.loc[trust]
-                parts.append(f"{text} use {row['best']} (error {row['error_mean']:.3f})")
+                parts.append(f"with {text} use {row['best']} (error {row['error_mean']:.3f})")
         at = summary[(summary["dataset"] == dataset) & (summary["k"] == k)]
         chance = float(at["chance_error"].iloc[0]) if len(at) else float("nan")
         lines.append(f"{dataset}, k = {k}, ε = {eps:g}: " + "; ".join(parts) + f" (chance level {chance:.2f}).")
@@ -109,6 +113,29 @@ def findings(
                 + " (the worst neighbour a search found: a lower bound)."
             )
     return lines
+
+
+def which_method_markdown(which: pd.DataFrame, summary: pd.DataFrame, k: int = 1, eps: float = 5.0) -> str:
+    """The answer as one Markdown table (the README's): per data set, the best certified method and its mean error
+    for each trust level at (k, ε), with the chance level. ``k``/``ε`` fall back to the smallest rank and the
+    grid's middle when the run has no such point."""
+    ranks, eps_grid = sorted(set(which["k"])), sorted(set(which["eps"]))
+    k = k if k in ranks else ranks[0]
+    eps = eps if eps in eps_grid else eps_grid[len(eps_grid) // 2]
+    chance = summary[summary["k"] == k].groupby("dataset")["chance_error"].first()
+    lines = [
+        f"| data set (k = {k}, ε = {eps:g}) | " + " | ".join(text for _, text in TRUST_COLUMNS) + " | chance |",
+        "|---" * (len(TRUST_COLUMNS) + 2) + "|",
+    ]
+    at = which[(which["k"] == k) & (which["eps"] == eps)]
+    for dataset, group in at.groupby("dataset", sort=True):
+        best = group.set_index("trust_model")
+        cells = [
+            f"`{best.loc[t, 'best']}` {best.loc[t, 'error_mean']:.3f}" if t in best.index else "–"
+            for t, _ in TRUST_COLUMNS
+        ]
+        lines.append(f"| {dataset} | " + " | ".join(cells) + f" | {chance.get(dataset, float('nan')):.2f} |")
+    return "\n".join(lines)
 
 
 @register_experiment

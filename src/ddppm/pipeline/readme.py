@@ -203,6 +203,11 @@ def _findings_files(results: Path) -> dict[str, Path]:
     return {p.relative_to(results).parts[0]: p for p in paths}
 
 
+def _summary_files(results: Path) -> dict[str, Path]:
+    """Each experiment's README summary (``<experiment>/readme_summary.md``, Markdown), by experiment."""
+    return {p.relative_to(results).parts[0]: p for p in sorted(results.glob("*/readme_summary.md"))}
+
+
 def findings_text(path: Path) -> str:
     """Every finding an experiment wrote (its ``findings.txt``), one bullet each."""
     lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
@@ -225,12 +230,15 @@ def results_block(results: str | Path, verdict: Verdict) -> str:
 
 
 def blocks(results: str | Path, verdict: Verdict | None = None) -> dict[str, str]:
-    """Every generated block by name: ``results`` (the verdict), ``journal`` (the key-point table) and
-    ``findings-<experiment>`` for each experiment of the run."""
+    """Every generated block by name: ``results`` (the verdict), ``journal`` (the key-point table),
+    ``findings-<experiment>`` for each experiment of the run and ``summary-<experiment>`` for each that writes a
+    README summary."""
     results, verdict = Path(results), verdict or verdict_roles()
     out = {"results": results_block(results, verdict), "journal": journal_table(results, verdict)}
     for name, path in _findings_files(results).items():
         out[f"findings-{name}"] = findings_text(path)
+    for name, path in _summary_files(results).items():
+        out[f"summary-{name}"] = path.read_text().strip()
     return out
 
 
@@ -242,8 +250,8 @@ def render(text: str, results: str | Path, verdict: Verdict | None = None) -> st
     """``text`` with every generated block it contains rewritten from ``results``."""
     found = 0
     generated = blocks(results, verdict)
-    for name in re.findall(r"<!-- (findings-[\w-]+):begin -->", text):  # an experiment the run did not include
-        generated.setdefault(name, f"(experiment {name.removeprefix('findings-')} is not in this run)")
+    for name in re.findall(r"<!-- ((?:findings|summary)-[\w-]+):begin -->", text):  # an experiment not in the run
+        generated.setdefault(name, f"(experiment {name.split('-', 1)[1]} is not in this run)")
     for name, body in generated.items():
         begin, end = _markers(name)
         if begin in text and end in text:

@@ -48,7 +48,9 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                     st = {**styles[name], "color": colours[name]}
                     x = g["eps"].to_numpy(float) * 10 ** (0.025 * (i - (len(names) - 1) / 2))
                     y, lo, hi = (g[col].to_numpy(float) for col in ("error_mean", "error_ci_lo", "error_ci_hi"))
-                    (line,) = ax.plot(x, y, color=st["color"], marker=st["marker"], linestyle=st["linestyle"], ms=4)
+                    (line,) = ax.plot(
+                        x, y, color=st["color"], marker=st.get("marker", "o"), linestyle=st.get("linestyle", "-"), ms=4
+                    )
                     ax.fill_between(x, lo, hi, color=st["color"], alpha=0.2, linewidth=0)
                     handles[st["label"]] = line
                     over = ~g["feasible"].astype(bool).to_numpy()

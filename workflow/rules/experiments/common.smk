@@ -33,7 +33,8 @@ rule common_runs:
 
 
 rule common_summary:
-    """Common task: the summary with costs, the "which method" table, the not-certified list and the findings."""
+    """Common task: the summary with costs, the "which method" table, the not-certified list, the findings and the
+    README's table."""
     input:
         runs=expand(f"{COMMON}/runs/{{dataset}}.parquet", dataset=COMMON_DATASETS),
         bounds=lambda wc: COMMON_LOWER_BOUNDS,
@@ -58,6 +59,7 @@ rule common_summary:
         ),
         parquet=f"{COMMON}/summary.parquet",
         findings=f"{COMMON}/findings.txt",
+        readme=f"{COMMON}/readme_summary.md",
     params:
         cfg=global_params(*COMMON_KEYS, "common.datasets"),
         code=code_of("common_summary.py"),

@@ -17,6 +17,7 @@ import numpy as np
 
 from ddppm.methods.base import register
 from ddppm.methods.ldppca.admm import noise_level_lambda
+from ddppm.methods.ldppca.common_task import LocalPCAOnCommonTask
 from ddppm.methods.ldppca.metrics import top_eigenvectors
 from ddppm.methods.ldppca.screening import solve_penalised_fantope
 from ddppm.methods.ldppca.task import LocalPCAMethod, RateInputs
@@ -26,8 +27,9 @@ __all__ = ["FantopeLocalPCA", "GaussianLocalPCA", "fantope_penalty"]
 
 
 @register
-class GaussianLocalPCA(LocalPCAMethod):
-    """Algorithm 1: principal k-subspace of the noisy average ``S̃`` (Theorem 2)."""
+class GaussianLocalPCA(LocalPCAMethod, LocalPCAOnCommonTask):
+    """Algorithm 1: principal k-subspace of the noisy average ``S̃`` (Theorem 2); it also runs the common task
+    (:mod:`.common_task`)."""
 
     name: ClassVar[str] = "ldppca_gaussian"
     label: ClassVar[str] = "Alg. 1: top-k of S̃"
