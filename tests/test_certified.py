@@ -164,3 +164,16 @@ def test_left_vector_error_of_a_noise_free_run_is_the_power_method() -> None:
     run = certified_network(local_grams(problem.blocks), np.full((4, 4), 0.25), params,
                             draw([np.random.default_rng(0)], 60, 4, 5, 1))  # fmt: skip
     assert left_vector_errors(problem, run.bases)[0] < 1e-6
+
+
+def test_frontier_gives_the_best_error_at_each_certified_delta() -> None:
+    from ddppm.methods.certified.method import FRONTIER_DELTAS
+
+    method, problem = get_method("ddppm_certified"), _problem()
+    options = {"t_grid": [1, 4], "pilot_runs": 8, "seed": 0, "adjacency": "distance_one"}
+    table = method.frontier(problem, [5.0], options, runs=10)
+    assert len(table) == len(FRONTIER_DELTAS) and set(table["T"]) <= {1, 4} and table["label"].eq(method.label).all()
+    for _, row in table.iterrows():  # each point is a calibration at its δ: certified δ equals it
+        params = CertifiedParams.constant(int(row["T"]), float(row["sigma"]))
+        assert certified_delta_of(params, 1.0, 5.0) == pytest.approx(row["delta"], rel=1e-6)
+    assert table["error_mean"].iloc[-1] < table["error_mean"].iloc[0]  # a looser δ buys a smaller error

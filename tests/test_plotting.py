@@ -258,6 +258,22 @@ def test_frontier_figure_marks_limit_and_choice(tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 1000
 
 
+def test_frontier_figure_draws_a_reference_frontier_below_the_limit():
+    from ddppm.plotting.frontier import frontier_figure
+
+    cands = pd.DataFrame({"eps": 5.0, "T": [1, 2], "error_mean": [0.9, 0.5], "delta_screen": [0.3, 0.9],
+                          "delta_full": [0.3, 0.9], "delta_limit": 0.008})  # fmt: skip
+    chosen = pd.DataFrame([{"eps": 5.0, "met": False, "delta": np.nan, "error_mean": np.nan}])
+    deltas = np.logspace(-12, -0.05, 25)
+    ref = pd.DataFrame({"label": "repaired", "eps": 5.0, "delta": deltas, "error_mean": np.linspace(0.6, 0.1, 25)})
+    fig = frontier_figure([("Diabetes", cands, chosen, 0.2, ref)], 5.0, "sound")
+    ax = main_axes(fig)[0]
+    (line,) = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 3]
+    assert min(line.get_xdata()) >= 0.008 / 100 and min(line.get_xdata()) < 0.008  # drawn past the limit, clipped
+    assert ax.get_xlim()[0] <= min(line.get_xdata())
+    assert "repaired: best error at each certified δ" in legend_texts(fig)
+
+
 def test_the_floor_turns_marks_into_proofs_and_rings_guessed_neighbour_points():
     """Where the δ floor of the curve's view exceeds the limit: an infeasible point gets a square (a proof), a
     point that met the limit (a guessed neighbour) gets a black ring; elsewhere nothing changes."""

@@ -50,6 +50,9 @@ FIG2_FLOORS = {}
 VERDICT_INPUTS = []
 # Lower-bound tables on a method's δ for every parameter choice (ddppm.common.bounds), from methods' rule files.
 COMMON_LOWER_BOUNDS = []
+# Reference curves (label, ε, δ, error_mean per data set) that a method's rule file adds to the journal method's
+# calibration-frontier figure: a method whose δ holds under every threat model (the certified D-DP-PM).
+FRONTIER_REFERENCES = []
 # CSV tables the report offers as downloads: each gets an HTML twin the report shows (rule table_html).
 REPORT_TABLES = [f"{RESULTS}/tables/summary.csv"]
 # The report's landing page, written by rule report_landing from this run's tables (workflow/rules/report.smk).

@@ -17,8 +17,18 @@ LIMIT_LABEL = "δ limit"
 FLOOR_LABEL = "δ floor of the view: no parameters reach left of it (grey)"
 
 
+REFERENCE_STYLE = {"color": "#17becf", "marker": "P", "markersize": 5, "linewidth": 1.6, "zorder": 4}
+"""A reference frontier (a method whose δ holds under every threat model), drawn over the candidates."""
+
+
 def frontier_panel(
-    ax, candidates: pd.DataFrame, chosen: pd.Series | None, eps: float, title: str, floor: float | None = None
+    ax,
+    candidates: pd.DataFrame,
+    chosen: pd.Series | None,
+    eps: float,
+    title: str,
+    floor: float | None = None,
+    references: pd.DataFrame | None = None,
 ) -> None:
     """Error (y) against δ (x, log) of every candidate at ``eps``, coloured by T.
 
@@ -28,7 +38,9 @@ def frontier_panel(
 
     δ is the confirmed value (every pair) where the candidate was confirmed, else the screened value (the
     worst over the screening pairs: a lower bound, drawn hollow). The δ limit is a vertical line, the chosen
-    point a star; points at δ = 1 (no privacy at this ε) are drawn at the right edge.
+    point a star; points at δ = 1 (no privacy at this ε) are drawn at the right edge. ``references`` (columns
+    ``label, eps, delta, error_mean``) are other methods' frontiers, drawn as lines down to a hundredth of the
+    lowest δ shown.
     """
     at = candidates[np.isclose(candidates["eps"], eps)].copy()
     confirmed = at["delta_full"].notna() if "delta_full" in at else pd.Series(False, index=at.index)
@@ -48,10 +60,18 @@ def frontier_panel(
     limit = float(at["delta_limit"].iloc[0]) if len(at) else np.nan
     if np.isfinite(limit):
         ax.axvline(limit, color=INFEASIBLE_COLOR, linestyle="--", linewidth=1.2, zorder=2)
+    left = clip / 2
+    if references is not None and len(references):
+        left = min(left, (limit if np.isfinite(limit) else 1.0) / 100)
+        shown_refs = references[np.isclose(references["eps"], eps) & (references["delta"] >= left)]
+        for _, g in shown_refs.groupby("label", sort=False):
+            g = g.sort_values("delta")
+            ax.plot(g["delta"], g["error_mean"], **REFERENCE_STYLE)
     if floor is not None and np.isfinite(floor) and floor > 0:
-        ax.axvspan(clip / 2, floor, color="0.55", alpha=0.18, linewidth=0, zorder=1)
+        ax.axvspan(left, floor, color="0.55", alpha=0.18, linewidth=0, zorder=1)
         ax.axvline(floor, color=FLOOR_COLOR, linewidth=1.4, zorder=2)
-        ax.set_xlim(left=clip / 2)
+    if floor is not None or references is not None:
+        ax.set_xlim(left=left)
     if chosen is not None and bool(chosen.get("met", False)):
         ax.scatter(
             [chosen["delta"]], [chosen["error_mean"]], marker="*", s=260, color="#d62728", edgecolor="black", zorder=5
@@ -77,19 +97,22 @@ def frontier_panel(
 
 def frontier_figure(panels: Sequence[tuple], eps: float, threat_model: str) -> Figure:
     """One panel per dataset: ``(title, candidates, chosen)`` as the calibration wrote them, optionally with the
-    δ floor at ``eps`` as a fourth item."""
+    δ floor at ``eps`` as a fourth item and reference frontiers (:func:`frontier_panel`) as a fifth."""
+    labels: dict[str, None] = {}
     with mpl.rc_context(_RC):
         fig, axes = panel_grid(len(panels), 4.6, 0.8)
-        for ax, (title, candidates, chosen, *floor) in zip(axes, panels, strict=False):
+        for ax, (title, candidates, chosen, *extra) in zip(axes, panels, strict=False):
             rows = chosen[np.isclose(chosen["eps"], eps)]
-            frontier_panel(ax, candidates, rows.iloc[0] if len(rows) else None, eps, title, *floor)
+            frontier_panel(ax, candidates, rows.iloc[0] if len(rows) else None, eps, title, *extra)
+            if len(extra) > 1 and extra[1] is not None:
+                labels.update(dict.fromkeys(extra[1]["label"]))
         fig.suptitle(f"D-DP-PM calibration frontier, threat model {threat_model}")
-        _legend_below(
-            fig,
-            {
-                CHOSEN_LABEL: Line2D([], [], marker="*", linestyle="", markersize=13, color="#d62728"),
-                LIMIT_LABEL: Line2D([], [], linestyle="--", color=INFEASIBLE_COLOR),
-                FLOOR_LABEL: Line2D([], [], color=FLOOR_COLOR),
-            },
-        )
+        handles = {
+            CHOSEN_LABEL: Line2D([], [], marker="*", linestyle="", markersize=13, color="#d62728"),
+            LIMIT_LABEL: Line2D([], [], linestyle="--", color=INFEASIBLE_COLOR),
+            FLOOR_LABEL: Line2D([], [], color=FLOOR_COLOR),
+        }
+        for label in labels:  # δ for every neighbour and observer: the same line under every threat model
+            handles[f"{label}: best error at each certified δ"] = Line2D([], [], **REFERENCE_STYLE)
+        _legend_below(fig, handles)
     return fig

@@ -203,6 +203,7 @@ rule figure_frontier:
             threat_model=wc.threat_model,
         ),
         floors=[path for paths in DDPPM_FLOORS.values() for path in paths],
+        references=lambda wc: FRONTIER_REFERENCES,
     output:
         png=report(
             f"{RESULTS}/figures/frontier_{{threat_model}}.png",
