@@ -14,7 +14,7 @@ from ddppm.plotting.style import _RC, ERROR_LABEL, FLOOR_COLOR, INFEASIBLE_COLOR
 
 CHOSEN_LABEL = "chosen (least error with δ ≤ limit)"
 LIMIT_LABEL = "δ limit"
-FLOOR_LABEL = "δ floor of the view: no parameters reach left of it (grey)"
+FLOOR_LABEL = "D-DP-PM's δ floor of the view: none of its parameters reach left of it (grey)"
 
 
 REFERENCE_STYLE = {"color": "#17becf", "marker": "P", "markersize": 5, "linewidth": 1.6, "zorder": 4}
@@ -88,7 +88,7 @@ def frontier_panel(
     ax.legend(
         handles=[Line2D([], [], marker="o", linestyle="", color=cmap(k / max(len(Ts) - 1, 1))) for k in range(len(Ts))],
         labels=[f"T = {T}" for T in Ts],
-        loc="lower left",
+        loc="upper left",  # the candidates sit right, near δ = 1; a reference frontier runs along the bottom
         fontsize=8,
         ncol=2,
         framealpha=0.85,
