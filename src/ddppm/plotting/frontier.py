@@ -114,5 +114,5 @@ def frontier_figure(panels: Sequence[tuple], eps: float, threat_model: str) -> F
         }
         for label in labels:  # δ for every neighbour and observer: the same line under every threat model
             handles[f"{label}: best error at each certified δ"] = Line2D([], [], **REFERENCE_STYLE)
-        _legend_below(fig, handles)
+        _legend_below(fig, handles, ncol=2 if labels else 3)  # the reference label is long
     return fig
