@@ -88,7 +88,7 @@ def frontier_panel(
     ax.legend(
         handles=[Line2D([], [], marker="o", linestyle="", color=cmap(k / max(len(Ts) - 1, 1))) for k in range(len(Ts))],
         labels=[f"T = {T}" for T in Ts],
-        loc="upper left",  # the candidates sit right, near δ = 1; a reference frontier runs along the bottom
+        loc="best",  # candidates cluster near δ = 1 and the limit; a reference frontier runs along the bottom
         fontsize=8,
         ncol=2,
         framealpha=0.85,
