@@ -17,7 +17,7 @@ LIMIT_LABEL = "δ limit"
 FLOOR_LABEL = "D-DP-PM's δ floor of the view: none of its parameters reach left of it (grey)"
 
 
-REFERENCE_STYLE = {"color": "#17becf", "marker": "P", "markersize": 5, "linewidth": 1.6, "zorder": 4}
+REFERENCE_STYLE = {"color": "#e377c2", "marker": "P", "markersize": 5, "linewidth": 1.6, "zorder": 4}
 """A reference frontier (a method whose δ holds under every threat model), drawn over the candidates."""
 
 

@@ -52,7 +52,7 @@ FRONTIER_DELTAS = tuple(float(x) for x in np.logspace(-12, np.log10(0.9), 25))
 class CertifiedDDPPM(Method, CommonTaskMethod):
     name = "ddppm_certified"
     label = "D-DP-PM, certified (noise on every release)"
-    style: ClassVar[dict[str, Any]] = {"color": "#17becf", "marker": "P", "linestyle": "-"}
+    style: ClassVar[dict[str, Any]] = {"color": "#e377c2", "marker": "P", "linestyle": "-"}
     trust_model = "gossip"
     privacy_column = "certified"
     source = "this project (repair of the journal's Algorithm 1)"
