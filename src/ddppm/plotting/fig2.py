@@ -235,15 +235,15 @@ def fig2_single(
 ) -> Figure:
     """One Fig. 2 panel as its own figure, legend below the axes. ``title`` defaults to the ``label`` column."""
     with mpl.rc_context(_RC):
-        fig = _figure((6.8, 6.4))
+        fig = _figure((7.2, 9.6))
         ax = fig.add_subplot()
         handles = plot_fig2_panel(ax, summary_ds, title, n, floors=floors)
-        if handles:
+        if handles:  # one column: two columns of these long labels are wider than one panel
             fig.legend(
                 handles=list(handles.values()),
                 labels=list(handles.keys()),
                 loc="outside lower center",
-                ncol=2,
+                ncol=1,
                 frameon=False,
             )
     return fig
