@@ -123,6 +123,18 @@ def test_floor_search_finds_at_least_random_moves(problem, view):
         assert all(is_valid(problem, nb) for ranked in found.values() for nb in ranked)
 
 
+def test_floor_table_of_one_view_is_that_views_floor(problem):
+    """The common task's floor (network view only, rule ddppm_common_floor) is the search's network floor, row for
+    row, with each ε's limit and verdict."""
+    from ddppm.methods.ddppm.steps import floor_table
+
+    limits = np.array([0.5, 0.1, 1e-3, 1e-5])
+    table = floor_table(problem, EPS, limits, {"privacy": {}}, "toy", views=("network",))
+    assert list(table["view"].unique()) == ["network"] and list(table["eps"]) == list(EPS)
+    np.testing.assert_array_equal(table["floor_hockey"], parameter_free_floor(problem, EPS, "network").hockey)
+    np.testing.assert_array_equal(table["infeasible_every_choice"], table["floor_hockey"] > limits)
+
+
 def test_floor_settings_reject_bad_values():
     from ddppm.core.errors import ConfigError
 

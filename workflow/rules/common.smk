@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from ddppm.common.settings import common_settings, setting_config_keys
 from ddppm.core.errors import ConfigError
 from ddppm.core.provenance import code_version
 from ddppm.data import DATASETS as KNOWN_DATASETS

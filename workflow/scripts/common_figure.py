@@ -1,6 +1,7 @@
 """Rule common_figure: the common task's figure for one data set."""
 
 from ddppm.common.base import common_task_methods
+from ddppm.common.settings import SETTING_TITLES
 from ddppm.core.io import read_parquet
 from ddppm.data import LABELS
 from ddppm.pipeline.steps import setup_logging
@@ -11,11 +12,13 @@ log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 dataset = snakemake.wildcards.dataset
 summary, _ = read_parquet(snakemake.input[0])
-summary = summary[summary["dataset"] == dataset]
+setting = snakemake.params.setting
+summary = summary[(summary["dataset"] == dataset) & (summary["setting"] == setting)]
 styles = {name: method.common_style() for name, method in common_task_methods().items()}
 section = cfg["common"]
-title = f"The common task on {LABELS.get(dataset, dataset)}: δ = {section['delta']:g}, adjacency {section['adjacency']}"
+where = SETTING_TITLES[setting].format(delta=section["delta"], adjacency=section["adjacency"])
+title = f"The common task on {LABELS.get(dataset, dataset)}: {where}"
 save_figure(
     common_figure(summary, styles, title), snakemake.output.png, snakemake.output.pdf, config_hash=cfg["config_hash"]
 )
-log.info("%s: %d points", dataset, len(summary))
+log.info("%s, setting %s: %d points", dataset, setting, len(summary))

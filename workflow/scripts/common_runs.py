@@ -1,4 +1,4 @@
-"""Rule common_runs: every run of every common-task method at every (k, ε) on one data set."""
+"""Rule common_runs: every run of every common-task method at every (k, ε) of one setting on one data set."""
 
 from ddppm.core.io import write_parquet
 from ddppm.experiments.common import runs_of_dataset
@@ -6,8 +6,8 @@ from ddppm.pipeline.steps import problem_from_files, setup_logging
 
 log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
-dataset = snakemake.wildcards.dataset
+dataset, setting = snakemake.wildcards.dataset, snakemake.wildcards.setting
 problem = problem_from_files(snakemake.input.data, snakemake.input.partition, snakemake.input.network)
-runs = runs_of_dataset(problem, dataset, cfg["common"])
-write_parquet(runs, snakemake.output[0], {"config_hash": cfg["config_hash"], "dataset": dataset})
-log.info("%s: %d runs of %d methods", dataset, len(runs), runs["method"].nunique())
+runs = runs_of_dataset(problem, dataset, cfg, setting)
+write_parquet(runs, snakemake.output[0], {"config_hash": cfg["config_hash"], "dataset": dataset, "setting": setting})
+log.info("%s, setting %s: %d runs of %d methods", dataset, setting, len(runs), runs["method"].nunique())

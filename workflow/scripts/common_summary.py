@@ -11,7 +11,7 @@ log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 runs = pd.concat([read_parquet(path)[0] for path in snakemake.input.runs], ignore_index=True)
 bounds = [read_parquet(path)[0] for path in snakemake.input.bounds]
-out = tables(runs, pd.concat(bounds, ignore_index=True) if bounds else None, cfg["common"])
+out = tables(runs, pd.concat(bounds, ignore_index=True) if bounds else None, cfg)
 meta = {"config_hash": cfg["config_hash"]}
 write_parquet(out["summary"], snakemake.output.parquet, meta)
 write_text_atomic(snakemake.output.summary, out["summary"].to_csv(index=False))

@@ -11,6 +11,8 @@ bound, so it goes beside the "which method" table, never in it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -18,21 +20,31 @@ BOUND_COLUMNS = ("dataset", "method", "label", "trust_model", "eps", "delta_at_l
 
 
 def bounds_on_grid(bounds: pd.DataFrame, eps_grid: list[float], delta_limit: float) -> pd.DataFrame:
-    """Per (data set, method) and ε of ``eps_grid``: the largest bound proven at some ε_b ≥ ε, the ε_b it comes
-    from, and whether it exceeds ``delta_limit`` (then no parameter choice of the method meets the limit)."""
+    """:func:`bounds_at_points` with one grid and one δ limit for every data set of ``bounds``."""
+    points = {ds: [(float(e), float(delta_limit)) for e in eps_grid] for ds in dict.fromkeys(bounds.get("dataset", []))}
+    return bounds_at_points(bounds, points)
+
+
+def bounds_at_points(
+    bounds: pd.DataFrame, points: Mapping[str, Sequence[tuple[float, float]]], setting: str = "standard"
+) -> pd.DataFrame:
+    """Per (data set, method) and (ε, δ limit) of ``points[dataset]`` (data sets without points are left out): the
+    largest bound proven at some ε_b ≥ ε, the ε_b it comes from, and whether it exceeds that point's δ limit (then
+    no parameter choice of the method meets the limit)."""
     missing = set(BOUND_COLUMNS) - set(bounds.columns)
     if missing:
         raise ValueError(f"a lower-bound table lacks the columns {sorted(missing)}")
     rows = []
     for (dataset, method), group in bounds.groupby(["dataset", "method"], sort=False):
         first = group.iloc[0]
-        for eps in eps_grid:
+        for eps, delta_limit in points.get(dataset, ()):
             above = group[group["eps"] >= float(eps)]
             if above.empty:
                 continue
             best = above.loc[above["delta_at_least"].idxmax()]
             rows.append(
                 {
+                    "setting": setting,
                     "dataset": dataset,
                     "k": 1,
                     "eps": float(eps),

@@ -10,37 +10,43 @@ need no more trust, with the runner-up; methods with only a searched δ are list
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ddppm.common.base import common_task_methods
+from ddppm.common.settings import STANDARD
 from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.seeds import run_generators
 
 
 def run_methods(
     task: CommonTask,
-    eps_grid: list[float],
-    delta_limit: float,
+    eps_grid: Sequence[float],
+    delta_limit: float | Sequence[float],
     runs: int,
     seed: int,
     options: dict[str, Any],
     methods: Mapping[str, Any] | None = None,
     dataset: str = "",
+    setting: str = STANDARD,
 ) -> pd.DataFrame:
-    """Every run of every method (default: :func:`ddppm.common.base.common_task_methods`) at every ε.
+    """Every run of every method (default: :func:`ddppm.common.base.common_task_methods`) at every ε, each
+    calibrated to its δ limit (``delta_limit``: one for every ε, or one per ε).
 
-    Runs of one (method, ε) draw from generators labelled by (dataset, k, method, ε, run index), so a run can be
-    replayed alone and adding a method changes no other method's numbers."""
+    Runs of one (method, ε) draw from generators labelled by (dataset, k, method, ε, run index), and by the
+    setting's name outside the standard setting, so a run can be replayed alone and adding a method or a
+    setting changes no other numbers."""
     methods = common_task_methods() if methods is None else methods
+    limits = np.broadcast_to(np.asarray(delta_limit, float), (len(eps_grid),))
     frames = []
     for name, method in methods.items():
-        for eps in eps_grid:
-            calibrated = method.common_calibrate(task, float(eps), float(delta_limit), options)
-            rngs = run_generators(seed, (dataset, task.k, name, float(eps)), range(runs))
+        for eps, limit in zip(eps_grid, limits, strict=True):
+            calibrated = method.common_calibrate(task, float(eps), float(limit), options)
+            label = (dataset, task.k, name, float(eps)) + (() if setting == STANDARD else (setting,))
+            rngs = run_generators(seed, label, range(runs))
             start = time.perf_counter()
             V_hat = method.common_estimate(task, calibrated, rngs, options)
             seconds = (time.perf_counter() - start) / runs
@@ -48,16 +54,18 @@ def run_methods(
             frames.append(
                 pd.DataFrame(
                     {
+                        "setting": setting,
                         "dataset": dataset,
                         "k": task.k,
                         "method": name,
                         "trust_model": method.trust_model,
                         "privacy_column": method.privacy_column,
                         "eps": float(eps),
-                        "delta_limit": float(delta_limit),
+                        "delta_limit": float(limit),
                         "delta": calibrated.delta,
                         "feasible": calibrated.feasible,
                         "sigma": float(calibrated.params.get("sigma", np.nan)),
+                        "noise_multiplier": _noise_multiplier(calibrated),
                         "run": np.arange(runs),
                         "error": subspace_error(V_hat, task.V),
                         "captured_variance": captured_variance(V_hat, task),
@@ -73,13 +81,21 @@ def run_methods(
     return table
 
 
-SUMMARY_KEYS = ["dataset", "k", "method", "trust_model", "privacy_column", "eps"]
+def _noise_multiplier(calibrated: Any) -> float:
+    """σ/Δ of the releases the trust model's observer sees (one value when they all share it, else NaN): unlike
+    ``sigma`` (each method's own noise parameter), comparable across methods."""
+    ratios = {round(r.sigma / r.sensitivity, 12) for r in calibrated.releases}
+    return float(ratios.pop()) if len(ratios) == 1 else float("nan")
+
+
+SUMMARY_KEYS = ["setting", "dataset", "k", "method", "trust_model", "privacy_column", "eps"]
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, k, method, ε): mean error with its 95 % confidence interval (normal approximation),
+    """Per (setting, dataset, k, method, ε): mean error with its 95 % confidence interval (normal approximation),
     mean captured variance, and the calibration and cost columns (constant within a group)."""
-    constant = ["delta_limit", "delta", "feasible", "sigma", "floats_per_agent", "rounds", "memory", "chance_error"]
+    constant = ["delta_limit", "delta", "feasible", "sigma", "noise_multiplier", "floats_per_agent", "rounds",
+                "memory", "chance_error"]  # fmt: skip
 
     def stats(group: pd.DataFrame) -> pd.Series:
         errors = group["error"].to_numpy(float)
@@ -104,13 +120,15 @@ usable wherever one that asks for more is: a local-DP method stays private when 
 
 
 def which_method(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, k, ε) and what the user can trust (``trust_model``): among the methods whose δ is certified,
-    within the limit, and which ask for no more trust than that (:data:`TRUST_ORDER`), the one with the smallest
-    mean error, its own trust model, error and captured variance, and the runner-up."""
+    """Per (setting, dataset, k, ε) and what the user can trust (``trust_model``): among the methods whose δ is
+    certified, within the limit, and which ask for no more trust than that (:data:`TRUST_ORDER`), the one with
+    the smallest mean error, its own trust model, error and captured variance, and the runner-up."""
+    if "setting" not in summary:
+        summary = summary.assign(setting=STANDARD)
     eligible = summary[(summary["privacy_column"] == "certified") & summary["feasible"].astype(bool)]
     eligible = eligible[eligible["trust_model"].isin(TRUST_ORDER)]
     rows = []
-    for (dataset, k, eps), group in eligible.groupby(["dataset", "k", "eps"], sort=True):
+    for (setting, dataset, k, eps), group in eligible.groupby(["setting", "dataset", "k", "eps"], sort=True):
         for trust in ("central", "secure_aggregation", "local"):
             usable = group[group["trust_model"].map(TRUST_ORDER) >= TRUST_ORDER[trust]]
             if usable.empty:
@@ -120,9 +138,11 @@ def which_method(summary: pd.DataFrame) -> pd.DataFrame:
             second = ranked.iloc[1] if len(ranked) > 1 else None
             rows.append(
                 {
+                    "setting": setting,
                     "dataset": dataset,
                     "k": int(k),
                     "eps": float(eps),
+                    "delta_limit": float(best["delta_limit"]) if "delta_limit" in best else np.nan,
                     "trust_model": trust,
                     "best": best["method"],
                     "best_trust_model": best["trust_model"],
@@ -144,4 +164,4 @@ def not_certified(summary: pd.DataFrame) -> pd.DataFrame:
     """The methods whose δ is only searched (a lower bound), with that δ: listed beside the "which method" table,
     never in it."""
     searched = summary[summary["privacy_column"] == "searched"]
-    return searched[["dataset", "k", "eps", "method", "trust_model", "delta", "delta_limit", "error_mean"]]
+    return searched[["setting", "dataset", "k", "eps", "method", "trust_model", "delta", "delta_limit", "error_mean"]]

@@ -13,8 +13,9 @@ from typing import Any
 import pandas as pd
 
 from ddppm.common.base import common_task_methods
-from ddppm.common.bounds import bounds_on_grid
+from ddppm.common.bounds import bounds_at_points
 from ddppm.common.run import not_certified, run_methods, summarise, which_method
+from ddppm.common.settings import STANDARD, common_setting, common_settings
 from ddppm.common.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
@@ -38,15 +39,30 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
         for ds in section["datasets"]:
             if ds not in config["datasets"]:
                 check_prepared_dataset(config, ds)
+        common_settings(config)  # each second setting of common.settings can be built
 
 
-def options(section: dict[str, Any]) -> dict[str, Any]:
-    """What the methods read of the section."""
-    return {"adjacency": section["adjacency"], "iterations": int(section["iterations"])}
+def settings_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The part of a config the settings read (for a job's params): the section, ``epsilons``, ``delta_limits``."""
+    return {key: config[key] for key in ("common", "epsilons", "delta_limits") if key in config}
 
 
-def runs_of_dataset(problem: DistributedProblem, dataset: str, section: dict[str, Any]) -> pd.DataFrame:
-    """Every run of every common-task method at every (k, ε) on one data set (the ranks below its dimension)."""
+def options(section: dict[str, Any], adjacency: str | None = None) -> dict[str, Any]:
+    """What the methods read of the section (``adjacency``: a setting's, else the section's)."""
+    return {"adjacency": adjacency or section["adjacency"], "iterations": int(section["iterations"])}
+
+
+def runs_of_dataset(
+    problem: DistributedProblem, dataset: str, config: dict[str, Any], setting: str = STANDARD
+) -> pd.DataFrame:
+    """Every run of every common-task method at every (k, ε) of one setting (:mod:`ddppm.common.settings`) on one
+    data set (the ranks below its dimension). ``config``: the section ``common`` and, for the journal's limits,
+    the top-level ``epsilons`` and ``delta_limits``."""
+    section = config["common"]
+    chosen = common_setting(setting, config)
+    if dataset not in chosen.points:
+        raise ConfigError(f"common.settings: the setting {setting!r} does not run on {dataset!r}")
+    eps, limits = zip(*chosen.points[dataset], strict=True)
     ranks = [k for k in section["ranks"] if k < problem.d]  # k = d would estimate the whole space: nothing to learn
     if not ranks:
         raise ConfigError(f"common.ranks: no k in {section['ranks']} is below the dimension {problem.d} of {dataset}")
@@ -54,41 +70,54 @@ def runs_of_dataset(problem: DistributedProblem, dataset: str, section: dict[str
     for k in ranks:
         task = CommonTask.from_problem(problem, k)
         frames.append(
-            run_methods(task, section["epsilons"], section["delta"], section["runs"], section["seed"],
-                        options(section), dataset=dataset)
+            run_methods(task, list(eps), list(limits), section["runs"], section["seed"],
+                        options(section, chosen.adjacency), dataset=dataset, setting=setting)
         )  # fmt: skip
     return pd.concat(frames, ignore_index=True)
 
 
 def tables(
-    runs: pd.DataFrame, bounds: pd.DataFrame | None = None, section: dict[str, Any] | None = None
+    runs: pd.DataFrame, bounds: pd.DataFrame | None = None, config: dict[str, Any] | None = None
 ) -> dict[str, pd.DataFrame]:
-    """The summary (per method, k, ε), the "which method" table and the not-certified list: the searched methods
-    that ran, and the lower bounds for every parameter choice that methods' rule files publish (``bounds``, placed
-    on the section's ε grid at its δ by :func:`ddppm.common.bounds.bounds_on_grid`)."""
+    """The summary (per setting, method, k, ε), the "which method" table and the not-certified list: the searched
+    methods that ran, and the lower bounds for every parameter choice that methods' rule files publish
+    (``bounds``, placed on each setting's (ε, δ limit) points by :func:`ddppm.common.bounds.bounds_at_points`)."""
     summary = summarise(runs)
     labels = {name: m.common_style()["label"] for name, m in common_task_methods().items()}
     summary.insert(summary.columns.get_loc("method") + 1, "label", summary["method"].map(labels))
     beside = not_certified(summary)
-    if bounds is not None and len(bounds) and section is not None:
-        on_grid = bounds_on_grid(bounds[bounds["dataset"].isin(section["datasets"])], section["epsilons"],
-                                 section["delta"])  # fmt: skip
-        beside = pd.concat([beside, on_grid], ignore_index=True)
+    if bounds is not None and len(bounds) and config is not None:
+        placed = [bounds_at_points(bounds, s.points, name) for name, s in common_settings(config).items()]
+        beside = pd.concat([beside, *placed], ignore_index=True)
     return {"summary": summary, "which_method": which_method(summary), "not_certified": beside}
+
+
+def _standard(table: pd.DataFrame | None, setting: str = STANDARD) -> pd.DataFrame | None:
+    """The rows of one setting (tables written before settings existed are all standard)."""
+    if table is None or "setting" not in table:
+        return table
+    return table[table["setting"] == setting]
+
+
+def _middle_eps(eps_values: Any, preferred: float = 5.0) -> float:
+    grid = sorted(set(float(e) for e in eps_values))
+    return preferred if preferred in grid else grid[len(grid) // 2]
 
 
 def findings(
     which: pd.DataFrame, summary: pd.DataFrame, section: dict[str, Any], beside: pd.DataFrame | None = None
 ) -> list[str]:
     """The answer in sentences with numbers: per data set and k, at ε = 5 (or the grid's middle), the best method
-    for each trust level and what a trusted curator or secure aggregation buys over trusting no one."""
+    for each trust level and what a trusted curator or secure aggregation buys over trusting no one (the standard
+    setting); then what each second setting changes (:func:`second_setting_findings`)."""
+    all_which, all_summary, all_beside = which, summary, beside
+    which, summary, beside = _standard(which), _standard(summary), _standard(beside)
     lines = [
         "The common task: which private PCA method to use (every method on the same data, adjacency and δ)",
         f"Setting: δ = {section['delta']:g}, adjacency {section['adjacency']}, {section['runs']} runs per point, "
         f"power methods with L = {section['iterations']}; error = ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k).",
     ]
-    eps_grid = sorted(set(which["eps"]))
-    eps = 5.0 if 5.0 in eps_grid else eps_grid[len(eps_grid) // 2]
+    eps = _middle_eps(which["eps"])
     for (dataset, k), group in which[which["eps"] == eps].groupby(["dataset", "k"], sort=False):
         best = group.set_index("trust_model")
         parts = []
@@ -112,13 +141,58 @@ def findings(
                 + "; ".join(parts)
                 + " (the worst neighbour a search found: a lower bound)."
             )
+    return lines + second_setting_findings(all_which, all_summary, all_beside)
+
+
+def second_setting_findings(
+    which: pd.DataFrame, summary: pd.DataFrame, beside: pd.DataFrame | None = None
+) -> list[str]:
+    """Per second setting and data set (k = 1): the best method with no trusted party at ε = 5 (or the middle
+    of the setting's grid) against the standard setting's at the same ε, the points where each trust level has
+    a certified method within the limit, and the points no parameter choice of a not-certified method meets."""
+    if "setting" not in which:
+        return []
+    lines = []
+    standard = which[(which["setting"] == STANDARD) & (which["k"] == 1)].set_index(["dataset", "eps", "trust_model"])
+    for setting in [s for s in dict.fromkeys(summary["setting"]) if s != STANDARD]:
+        at = which[(which["setting"] == setting) & (which["k"] == 1)]
+        points = summary[(summary["setting"] == setting) & (summary["k"] == 1)]
+        for dataset, group in at.groupby("dataset", sort=True):
+            n_points = points[points["dataset"] == dataset]["eps"].nunique()
+            eps = _middle_eps(group["eps"])
+            row = group[(group["eps"] == eps) & (group["trust_model"] == "local")]
+            parts = []
+            if len(row):
+                row = row.iloc[0]
+                text = (f"at ε = {eps:g} (δ ≤ {row['delta_limit']:.2g}) with no trusted party use {row['best']} "
+                        f"(error {row['error_mean']:.3f}")  # fmt: skip
+                key = (dataset, eps, "local")
+                if key in standard.index:
+                    text += f"; standard setting: {standard.loc[key, 'best']} {standard.loc[key, 'error_mean']:.3f}"
+                parts.append(text + ")")
+            met = group.groupby("trust_model")["eps"].nunique()
+            parts.append(
+                "a certified method meets the limit at "
+                + ", ".join(f"{met.get(t, 0)} of {n_points} points with {text}" for t, text in TRUST_COLUMNS)
+            )
+            if beside is not None and "no_parameters_meet_limit" in beside:
+                mine = beside[(beside["setting"] == setting) & (beside["dataset"] == dataset)]
+                for label, rows in mine.groupby("label", sort=False):
+                    excluded = rows["no_parameters_meet_limit"].fillna(False).astype(bool)
+                    if "no_parameters_meet_limit" in rows and rows["no_parameters_meet_limit"].notna().any():
+                        parts.append(
+                            f"{label}: no parameter choice meets the limit at {int(excluded.sum())} of "
+                            f"{len(rows)} points (searched floor, a lower bound)"
+                        )
+            lines.append(f"Setting {setting}, {dataset}, k = 1: " + "; ".join(parts) + ".")
     return lines
 
 
 def which_method_markdown(which: pd.DataFrame, summary: pd.DataFrame, k: int = 1, eps: float = 5.0) -> str:
     """The answer as one Markdown table (the README's): per data set, the best certified method and its mean error
     for each trust level at (k, ε), with the chance level. ``k``/``ε`` fall back to the smallest rank and the
-    grid's middle when the run has no such point."""
+    grid's middle when the run has no such point. The standard setting's rows only."""
+    which, summary = _standard(which), _standard(summary)
     ranks, eps_grid = sorted(set(which["k"])), sorted(set(which["eps"]))
     k = k if k in ranks else ranks[0]
     eps = eps if eps in eps_grid else eps_grid[len(eps_grid) // 2]

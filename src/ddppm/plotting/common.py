@@ -33,6 +33,8 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(dict.fromkeys(summary["method"]))}
     ranks = sorted(set(summary["k"]))
     eps = np.unique(summary["eps"].to_numpy(float))
+    limits = summary.groupby("eps")["delta_limit"].first().to_dict() if "delta_limit" in summary else {}
+    limits = limits if len(set(limits.values())) > 1 else {}
     with mpl.rc_context(_RC):
         fig = _figure((4.4 * len(trusts), 3.3 * len(ranks) + 1.6))
         axes = np.atleast_2d(fig.subplots(len(ranks), len(trusts), squeeze=False, sharey="row"))
@@ -67,9 +69,11 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                 chance = float(at_k["chance_error"].iloc[0])
                 ax.axhline(chance, color="0.4", linestyle="--", linewidth=1)
                 _set_log_eps_axis(ax, eps)
+                if len(limits) > 1:  # each ε has its own δ limit (the journal's): name it under the ε
+                    ax.set_xticklabels([f"{e:g}\nδ≤{limits[e]:.0e}" for e in eps], fontsize=7)
                 ax.set_ylim(0, min(1.02, chance * 1.12))
                 ax.set_title(f"k = {k}: {TRUST_TITLES[trust]}", fontsize=9)
-                ax.set_xlabel("ε (whole run)")
+                ax.set_xlabel("ε (whole run)" + (", with its δ limit" if len(set(limits.values())) > 1 else ""))
                 if c == 0:
                     ax.set_ylabel(ERROR_LABEL)
         handles["chance level (random k-subspace)"] = Line2D([], [], color="0.4", linestyle="--")

@@ -3,26 +3,36 @@
 # data set, one summary with costs, the "which method" table, one figure per data set. Config section `common`.
 
 # The section's cross-key checks (ddppm.experiments.common.check_config) ran with the config's validation.
+# Settings (ddppm.common.settings): `standard` (common.epsilons at common.delta) and the second settings of
+# common.settings; each runs on its own data sets, and a setting's runs read only its own config keys.
 COMMON_EXPERIMENT = get_experiment("common")
 COMMON = f"{RESULTS}/common"
 COMMON_DATASETS = list(config["common"]["datasets"])
-COMMON_FIGURES = [f"{COMMON}/figures/{ds}.png" for ds in COMMON_DATASETS]
-COMMON_KEYS = tuple(f"common.{k}" for k in ("ranks", "epsilons", "delta", "adjacency", "iterations", "runs", "seed"))
+COMMON_SETTINGS = common_settings(config)
+COMMON_RUNS = [f"{COMMON}/runs/{name}/{ds}.parquet" for name, s in COMMON_SETTINGS.items() for ds in s.datasets]
+COMMON_FIGURES = [f"{COMMON}/figures/{ds}.png" for ds in COMMON_DATASETS] + [
+    f"{COMMON}/figures/{name}/{ds}.png" for name, s in COMMON_SETTINGS.items() if name != "standard" for ds in s.datasets
+]
+COMMON_KEYS = tuple(f"common.{k}" for k in ("ranks", "iterations", "runs", "seed"))
+COMMON_ALL_KEYS = tuple(dict.fromkeys(k for name in COMMON_SETTINGS for k in (*COMMON_KEYS, *setting_config_keys(name))))
+COMMON_WILDCARDS = {"setting": "|".join(COMMON_SETTINGS), "dataset": "|".join(COMMON_DATASETS)}
 
 
 rule common_runs:
-    """Common task: every run of every method at every (k, ε) on one data set."""
+    """Common task: every run of every method at every (k, ε) of one setting on one data set."""
     input:
         unpack(problem_files),
     output:
-        f"{COMMON}/runs/{{dataset}}.parquet",
+        f"{COMMON}/runs/{{setting}}/{{dataset}}.parquet",
+    wildcard_constraints:
+        **COMMON_WILDCARDS,
     params:
-        cfg=global_params(*COMMON_KEYS),
+        cfg=lambda wc: job_params(config, None, (*COMMON_KEYS, *setting_config_keys(wc.setting))),
         code=code_of("common_runs.py"),
     log:
-        f"{LOGS}/common/runs/{{dataset}}.log",
+        f"{LOGS}/common/runs/{{setting}}/{{dataset}}.log",
     benchmark:
-        f"{BENCH}/common/runs/{{dataset}}.tsv"
+        f"{BENCH}/common/runs/{{setting}}/{{dataset}}.tsv"
     resources:
         mem_mb=2000,
         runtime=20,
@@ -36,7 +46,7 @@ rule common_summary:
     """Common task: the summary with costs, the "which method" table, the not-certified list, the findings and the
     README's table."""
     input:
-        runs=expand(f"{COMMON}/runs/{{dataset}}.parquet", dataset=COMMON_DATASETS),
+        runs=COMMON_RUNS,
         bounds=lambda wc: COMMON_LOWER_BOUNDS,
     output:
         summary=report(
@@ -61,7 +71,7 @@ rule common_summary:
         findings=f"{COMMON}/findings.txt",
         readme=f"{COMMON}/readme_summary.md",
     params:
-        cfg=global_params(*COMMON_KEYS, "common.datasets"),
+        cfg=global_params(*COMMON_ALL_KEYS, "common.settings"),
         code=code_of("common_summary.py"),
     log:
         f"{LOGS}/common/summary.log",
@@ -72,7 +82,8 @@ rule common_summary:
 
 
 rule common_figure:
-    """Common task: error against ε for every method, one panel per (k, trust model), for one data set."""
+    """Common task: error against ε for every method, one panel per (k, trust model), for one data set (standard
+    setting)."""
     input:
         f"{COMMON}/summary.parquet",
     output:
@@ -83,9 +94,12 @@ rule common_figure:
             labels={"figure": "{dataset}"},
         ),
         pdf=f"{COMMON}/figures/{{dataset}}.pdf",
+    wildcard_constraints:
+        dataset=COMMON_WILDCARDS["dataset"],
     params:
         cfg=global_params("common.delta", "common.adjacency"),
         code=code_of("common_figure.py"),
+        setting="standard",
     log:
         f"{LOGS}/common/figure_{{dataset}}.log",
     resources:
@@ -95,6 +109,26 @@ rule common_figure:
         "../../envs/ddppm.yaml"
     script:
         "../../scripts/common_figure.py"
+
+
+use rule common_figure as common_figure_setting with:
+    output:
+        png=report(
+            f"{COMMON}/figures/{{setting}}/{{dataset}}.png",
+            caption="../../report/common_figure_setting.rst",
+            category=COMMON_EXPERIMENT.title,
+            subcategory="{setting}",
+            labels={"figure": "{dataset}", "setting": "{setting}"},
+        ),
+        pdf=f"{COMMON}/figures/{{setting}}/{{dataset}}.pdf",
+    wildcard_constraints:
+        **COMMON_WILDCARDS,
+    params:
+        cfg=global_params("common.delta", "common.adjacency"),
+        code=code_of("common_figure.py"),
+        setting=lambda wc: wc.setting,
+    log:
+        f"{LOGS}/common/figure_{{setting}}_{{dataset}}.log",
 
 
 rule common_task:
@@ -112,6 +146,7 @@ FINDINGS_INPUTS.append(COMMON_EXPERIMENT.findings_path(RESULTS))
 localrules:
     common_summary,
     common_figure,
+    common_figure_setting,
     common_task,
 
 REPORT_TABLES.extend([f"{COMMON}/summary.csv", f"{COMMON}/which_method.csv", f"{COMMON}/not_certified.csv"])

@@ -4,8 +4,12 @@ DDPPM_THREAT_MODELS = lambda ds: dataset_config(config, ds)["methods"]["ddppm"][
 DDPPM_CALIBRATION_CHUNKS = lambda ds: int(dataset_config(config, ds)["methods"]["ddppm"]["calibration"]["chunks"])
 DDPPM_FLOORS = {ds: [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet"] for ds in DATASETS}
 FIG2_FLOORS.update(DDPPM_FLOORS)
-# The common task lists D-DP-PM beside its table with the floor: a δ no parameter choice gets under.
+# The common task lists D-DP-PM beside its table with the floor: a δ no parameter choice gets under; on the data
+# sets only the common task runs, the network view's floor on the common task's ε grid.
 COMMON_LOWER_BOUNDS.append(f"{RESULTS}/methods/ddppm/common_bounds.parquet")
+DDPPM_COMMON_ONLY = (
+    [ds for ds in config["common"]["datasets"] if ds not in DATASETS] if "common" in config["experiments"] else []
+)
 # The landing page's verdict reads the floors and the δ-vs-T curves of every threat model (Fig. 3's data).
 VERDICT_INPUTS.append(f"{RESULTS}/tables/floor.csv")
 VERDICT_INPUTS.extend(
@@ -283,14 +287,41 @@ rule ddppm_floor_table:
         "../../scripts/ddppm_floor_table.py"
 
 
+rule ddppm_common_floor:
+    """D-DP-PM: the network view's δ floor on a data set only the common task runs, on the common task's ε grid."""
+    input:
+        **problem_files(),
+    output:
+        f"{RESULTS}/methods/ddppm/{{dataset}}/common_floor.parquet",
+    params:
+        cfg=lambda wc: job_params(
+            {**dataset_config(config, wc.dataset), "common": config["common"]},
+            None,
+            ("common.epsilons", "common.delta", "methods.ddppm.privacy.floor"),
+        ),
+        code=code_of("ddppm_common_floor.py"),
+    log:
+        f"{LOGS}/ddppm_floor/common_{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_floor/common_{{dataset}}.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_common_floor.py"
+
+
 rule ddppm_common_bounds:
     """D-DP-PM on the common task: its δ floors (network view) as lower bounds for every parameter choice."""
     input:
         expand(f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet", dataset=DATASETS),
+        expand(f"{RESULTS}/methods/ddppm/{{dataset}}/common_floor.parquet", dataset=DDPPM_COMMON_ONLY),
     output:
         f"{RESULTS}/methods/ddppm/common_bounds.parquet",
     params:
-        cfg=global_params("datasets"),
+        cfg=global_params("datasets", "common.datasets"),
         code=code_of("ddppm_common_bounds.py"),
     log:
         f"{LOGS}/ddppm_common_bounds.log",

@@ -16,7 +16,8 @@ from ddppm.methods.ddppm.method import DDPPM
 
 FLOOR_BASIS = (
     "parameter-free floor: hockey-stick δ of the noise-free first release under the worst neighbour found "
-    "(network view); no choice of T, σ, α reaches a smaller δ"
+    "(network view; searched among ‖x − x′‖ ≤ 1 moves, which are replace_one neighbours too, so it bounds δ "
+    "under either adjacency); no choice of T, σ, α reaches a smaller δ"
 )
 
 

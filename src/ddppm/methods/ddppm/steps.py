@@ -7,6 +7,7 @@ Every function takes the validated config section ``methods.ddppm`` (``options``
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -254,9 +255,15 @@ def delta_curve(
 
 
 def floor_table(
-    problem: DistributedProblem, eps: np.ndarray, limits: np.ndarray, options: dict, dataset: str
+    problem: DistributedProblem,
+    eps: np.ndarray,
+    limits: np.ndarray,
+    options: dict,
+    dataset: str,
+    views: Sequence[str] = FLOOR_VIEWS,
 ) -> pd.DataFrame:
-    """The parameter-free floor of D-DP-PM's δ under every observer view (:mod:`ddppm.methods.ddppm.floor`).
+    """The parameter-free floor of D-DP-PM's δ under each observer view of ``views`` (default: every one;
+    :mod:`ddppm.methods.ddppm.floor`).
 
     One row per (view, ε): ``floor_hockey`` (the hockey-stick δ of the releases without added noise at the
     worst neighbour found: a proven lower bound on D-DP-PM's δ, by either definition, for every T, α, σ_q
@@ -266,7 +273,7 @@ def floor_table(
     settings = FloorSettings(**options["privacy"].get("floor", {}))
     limits = np.asarray(limits, float)
     rows = []
-    for view in FLOOR_VIEWS:
+    for view in views:
         result = parameter_free_floor(problem, np.asarray(eps, float), view, settings)
         for e_idx, e in enumerate(result.eps):
             at = result.table[np.isclose(result.table["eps"], e)]

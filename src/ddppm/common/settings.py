@@ -1,0 +1,103 @@
+"""The common task's privacy settings: the standard one and the second settings run beside it.
+
+A setting fixes the adjacency and, per data set, the (ε, δ limit) points every method is calibrated to:
+
+* ``standard``: the grid ``common.epsilons`` at the one limit ``common.delta`` (10⁻⁵ by default, below 1/n for
+  every data set), adjacency ``common.adjacency``, on every data set of ``common.datasets``. The "which method"
+  answer of the README is this setting's.
+* ``distance_one``: the same points under the other adjacency, the journal's ``‖x − x′‖ ≤ 1`` (smaller
+  sensitivities, :mod:`ddppm.common.adjacency`): what the weaker neighbour notion buys. It is the standard's
+  twin, so it is refused when ``common.adjacency`` already is ``distance_one``.
+* ``journal_delta_limits``: the journal's own points, the top-level ``epsilons`` with ``delta_limits.<name>``
+  (one limit per ε, §IV-B of the journal paper), on the data sets that have limits; adjacency
+  ``common.adjacency``. These limits are far looser than 10⁻⁵ at small ε (0.38 at ε = 1), which is where a
+  method whose δ has a data-dependent floor could still meet one.
+
+Which second settings run is ``common.settings``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ddppm.core.errors import ConfigError
+
+STANDARD = "standard"
+SECOND_SETTINGS = ("distance_one", "journal_delta_limits")
+SETTING_TITLES = {
+    STANDARD: "δ = {delta:g}, adjacency {adjacency}",
+    "distance_one": "δ = {delta:g}, adjacency distance_one (the journal's ‖x − x′‖ ≤ 1)",
+    "journal_delta_limits": "the journal's δ limits (one per ε), adjacency {adjacency}",
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One privacy setting of the common task: its ``name``, ``adjacency`` and, per data set it runs on, the
+    ``(ε, δ limit)`` points (``points[dataset]``)."""
+
+    name: str
+    adjacency: str
+    points: dict[str, tuple[tuple[float, float], ...]]
+
+    @property
+    def datasets(self) -> list[str]:
+        return list(self.points)
+
+    def title(self, delta: float) -> str:
+        """How figures and tables name the setting."""
+        return SETTING_TITLES[self.name].format(delta=delta, adjacency=self.adjacency)
+
+
+def setting_names(section: dict[str, Any]) -> list[str]:
+    """``standard`` first, then the second settings of ``common.settings`` in their order."""
+    return [STANDARD, *section.get("settings", [])]
+
+
+def common_setting(name: str, config: dict[str, Any]) -> Setting:
+    """The setting ``name`` of the validated config (its ``common`` section, and for ``journal_delta_limits`` the
+    top-level ``epsilons`` and ``delta_limits``). Raises :class:`ConfigError` naming the key to fix."""
+    section = config["common"]
+    datasets = list(section["datasets"])
+    if name in (STANDARD, "distance_one"):
+        standard = tuple((float(e), float(section["delta"])) for e in section["epsilons"])
+        if name == STANDARD:
+            return Setting(STANDARD, section["adjacency"], {ds: standard for ds in datasets})
+        if section["adjacency"] == "distance_one":
+            raise ConfigError(
+                "common.settings: `distance_one` repeats the standard setting (common.adjacency is distance_one); "
+                "remove it from common.settings or set common.adjacency: replace_one"
+            )
+        return Setting(name, "distance_one", {ds: standard for ds in datasets})
+    if name == "journal_delta_limits":
+        limits = config.get("delta_limits", {})
+        epsilons = [float(e) for e in config.get("epsilons", [])]
+        points = {}
+        for ds in (ds for ds in datasets if ds in limits):
+            if len(limits[ds]) != len(epsilons):
+                raise ConfigError(
+                    f"delta_limits.{ds} has {len(limits[ds])} values but epsilons has {len(epsilons)}; give one per ε "
+                    "(the setting journal_delta_limits of common.settings pairs them)"
+                )
+            points[ds] = tuple(zip(epsilons, (float(x) for x in limits[ds]), strict=True))
+        if not points:
+            raise ConfigError(
+                f"common.settings: `journal_delta_limits` needs a data set of common.datasets ({datasets}) with "
+                "limits under `delta_limits`; add one, or remove the setting from common.settings"
+            )
+        return Setting(name, section["adjacency"], points)
+    raise ConfigError(f"common.settings: unknown setting {name!r}; use some of {list(SECOND_SETTINGS)}")
+
+
+def common_settings(config: dict[str, Any]) -> dict[str, Setting]:
+    """Every setting the config runs, by name, ``standard`` first (checks each one)."""
+    return {name: common_setting(name, config) for name in setting_names(config["common"])}
+
+
+def setting_config_keys(name: str) -> tuple[str, ...]:
+    """The config keys a job of setting ``name`` reads besides the section's method keys (so that changing the
+    journal's limits reruns only that setting's jobs)."""
+    if name == "journal_delta_limits":
+        return ("common.datasets", "common.adjacency", "epsilons", "delta_limits")
+    return ("common.datasets", "common.adjacency", "common.epsilons", "common.delta")
