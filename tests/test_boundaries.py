@@ -121,10 +121,13 @@ def test_every_experiment_is_its_module_schema_and_rule_file() -> None:
     from ddppm.experiments import available_experiments
 
     experiments = available_experiments()
-    assert set(experiments) == {"common", "ldppca", "ppm", "workshop"}
+    assert set(experiments) == {"common", "ldppca", "ppm", "studies", "workshop"}
     for name, experiment in experiments.items():
         assert experiment.schema["type"] == "object"
         rules = (REPO / "workflow" / "rules" / "experiments" / f"{name}.smk").read_text(encoding="utf-8")
+        if not experiment.in_default_run:  # built by its own target only, never by the default run
+            assert f"rule all_{name}:" in rules and not experiment.targets("r") and "EXPERIMENT_TARGETS" not in rules
+            continue
         assert "EXPERIMENT_TARGETS.extend(" in rules and ".targets(RESULTS)" in rules
         assert experiment.findings_path("r").startswith("r/") and experiment.findings_path("r").endswith(".txt")
         assert all(t.startswith("r/") for t in experiment.targets("r")) and experiment.targets("r")

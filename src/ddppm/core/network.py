@@ -56,7 +56,12 @@ __all__ = [
     "validate_mixing_matrix",
 ]
 
-TOPOLOGIES: tuple[str, ...] = ("paper_ring", "ring", "path", "star", "complete", "grid", "erdos_renyi")
+TOPOLOGIES: tuple[str, ...] = (
+    "paper_ring", "ring", "path", "star", "complete", "grid", "erdos_renyi", "random_regular"
+)  # fmt: skip
+RANDOM_REGULAR_DEGREE = 4
+"""Every agent's number of neighbours in ``random_regular`` (a sparse expander: λ₂ stays bounded away from 1 as
+m grows, unlike the ring's); min(4, m − 1) with fewer than five agents."""
 """Valid values of the configuration key ``network.topology``."""
 
 _MH_FIX = "use Metropolis–Hastings weights: ddppm.core.network.metropolis_hastings_weights(graph)"
@@ -126,10 +131,13 @@ def build_graph(
         * ``"erdos_renyi"`` – :math:`G(m, p)` drawn with ``seed``; the default
           :math:`p = \min(1, 2\ln m / m)` is twice the connectivity threshold. The result may still be
           disconnected; :func:`validate_mixing_matrix` then rejects it.
+        * ``"random_regular"`` – a uniformly random 4-regular graph (``networkx.random_regular_graph``) drawn
+          with ``seed`` (with ``m <= 4``, min(4, m − 1)-regular: the complete graph). Almost surely connected,
+          an expander.
     m : int
         Number of agents, ``m >= 1``.
     seed : int or None, optional
-        Seed of the Erdős–Rényi draw (ignored by the deterministic topologies).
+        Seed of the Erdős–Rényi and random-regular draws (ignored by the deterministic topologies).
     edge_prob : float or None, optional
         Edge probability of ``"erdos_renyi"`` in ``[0, 1]`` (ignored by the other topologies).
 
@@ -165,6 +173,8 @@ def build_graph(
         graph = nx.convert_node_labels_to_integers(
             nx.grid_2d_graph(rows, cols), ordering="sorted", label_attribute="pos"
         )
+    elif topology == "random_regular":  # with m <= 4 agents the densest regular graph: complete
+        graph = nx.random_regular_graph(min(RANDOM_REGULAR_DEGREE, m - 1), m, seed=seed)
     else:  # erdos_renyi
         if edge_prob is None:
             p = 1.0 if m == 1 else min(1.0, 2.0 * math.log(m) / m)

@@ -41,6 +41,8 @@ class Experiment:
     """The figures and tables of the default run, relative to the results directory."""
     findings_relative: ClassVar[str]
     """The findings file (a title line, then one sentence per line), relative to the results directory."""
+    in_default_run: ClassVar[bool] = True
+    """False for an experiment built only by its own target (``all_<name>``), such as the scale studies."""
 
     @cached_property
     def schema(self) -> dict[str, Any]:

@@ -1,0 +1,176 @@
+"""The scale studies' figures (:mod:`ddppm.studies`): error against m, against the network, against c.
+
+Every method keeps its colour from the common task's palette order; a gossip method is drawn once per topology
+(solid ring, dashed other), the exact-sum methods once (the topology does not change them), so no curve hides
+another. Bands are 95 % confidence intervals of the mean.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from ddppm.plotting.common import ERROR_LABEL, PALETTE
+from ddppm.plotting.style import _RC, _figure, _legend_below
+
+TOPOLOGY_LINES = ("-", "--", ":", "-.")
+
+
+def _colours(summary: pd.DataFrame) -> dict[str, str]:
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(dict.fromkeys(summary["method"]))}
+
+
+def _band(ax: Any, x: np.ndarray, g: pd.DataFrame, colour: str, **style: Any) -> Any:
+    (line,) = ax.plot(x, g["error_mean"].to_numpy(float), color=colour, ms=4, **style)
+    ax.fill_between(x, g["error_ci_lo"].to_numpy(float), g["error_ci_hi"].to_numpy(float), color=colour,
+                    alpha=0.18, linewidth=0)  # fmt: skip
+    return line
+
+
+def _log_error_axis(ax: Any, summary: pd.DataFrame) -> None:
+    """A log error axis from just under the smallest interval to just over the chance level (errors span
+    0.005–1: on a linear axis the good methods would sit on top of each other)."""
+    ax.set_yscale("log")
+    ax.set_ylim(max(1e-3, 0.7 * float(summary["error_ci_lo"].clip(lower=1e-4).min())), 1.25)
+    ax.set_ylabel(ERROR_LABEL + " (log)")
+
+
+def agents_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
+    """Rows: sizing (data size fixed, rows per agent fixed); columns: ε. Error against m (log₂ axis)."""
+    colours = _colours(summary)
+    sizings, eps_grid = list(dict.fromkeys(summary["sizing"])), sorted(set(summary["eps"]))
+    topologies = list(dict.fromkeys(summary["topology"]))
+    chance = float(summary["chance_error"].iloc[0])
+    with mpl.rc_context(_RC):
+        fig = _figure((max(9.5, 4.3 * len(eps_grid)), 3.3 * len(sizings) + 1.8))
+        axes = np.atleast_2d(fig.subplots(len(sizings), len(eps_grid), squeeze=False, sharey=True))
+        handles: dict[str, Any] = {}
+        for r, sizing in enumerate(sizings):
+            for c, eps in enumerate(eps_grid):
+                ax = axes[r, c]
+                panel = summary[(summary["sizing"] == sizing) & (summary["eps"] == eps)]
+                series = [(name, rows, t_idx, topology) for name, rows in panel.groupby("method", sort=False)
+                          for t_idx, topology in enumerate(topologies if rows["trust_model"].iloc[0] == "gossip"
+                                                           else topologies[:1])]  # fmt: skip
+                for i, (name, rows, t_idx, topology) in enumerate(series):
+                    gossip = rows["trust_model"].iloc[0] == "gossip"
+                    g = rows[rows["topology"] == topology].sort_values("m")
+                    label = styles[name]["label"] + (f", {topology.replace('_', ' ')}" if gossip else "")
+                    dodge = 2 ** (0.025 * (i - (len(series) - 1) / 2))  # side by side: no curve hides another
+                    handles[label] = _band(ax, g["m"].to_numpy(float) * dodge, g, colours[name],
+                                           marker=styles[name].get("marker", "o"),
+                                           linestyle=TOPOLOGY_LINES[t_idx % 4] if gossip else ":")  # fmt: skip
+                ax.axhline(chance, color="0.4", linestyle="--", linewidth=1)
+                ax.set_xscale("log", base=2)
+                ms = sorted(set(panel["m"]))
+                ax.set_xticks(ms, [str(m) for m in ms])
+                _log_error_axis(ax, summary)
+                ax.set_title(f"{sizing.replace('_', ' ')}, ε = {eps:g}", fontsize=9)
+                ax.set_xlabel("agents m")
+                if c > 0:
+                    ax.set_ylabel("")
+        handles["chance level (random k-subspace)"] = Line2D([], [], color="0.4", linestyle="--")
+        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
+        if title:
+            fig.suptitle(title, fontsize=10)
+        _legend_below(fig, handles, ncol=2)
+    return fig
+
+
+def topology_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
+    """Left: each gossip method's error against 1 − λ₂(W) (the spectral gap, log axis), one point per topology,
+    with the exact-sum methods as horizontal bands. Right: Theorem 3's consensus term per topology (log axis)."""
+    colours = _colours(summary)
+    gossip = summary[summary["trust_model"] == "gossip"]
+    exact = summary[summary["trust_model"] != "gossip"]
+    with mpl.rc_context(_RC):
+        fig = _figure((11.0, 5.6))
+        left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
+        handles: dict[str, Any] = {}
+        for name, rows in gossip.groupby("method", sort=False):
+            rows = rows.sort_values("lambda2")
+            gap = 1 - rows["lambda2"].to_numpy(float)
+            y = rows["error_mean"].to_numpy(float)
+            err = np.vstack([y - rows["error_ci_lo"].to_numpy(float), rows["error_ci_hi"].to_numpy(float) - y])
+            handles[styles[name]["label"]] = left.errorbar(gap, y, yerr=err, color=colours[name], marker="o",
+                                                           linestyle="-", capsize=3)  # fmt: skip
+            for i, (g, e, topology) in enumerate(zip(gap, y, rows["topology"], strict=True)):
+                offset = (4, 6 if i % 2 == 0 else -12)  # alternate above and below: no label on another
+                left.annotate(topology.replace("_", " "), (g, e), textcoords="offset points", xytext=offset, fontsize=7)
+        for name, rows in exact.groupby("method", sort=False):
+            row = rows.iloc[0]
+            handles[styles[name]["label"] + " (exact sums)"] = left.axhline(
+                row["error_mean"], color=colours[name], linestyle=":", linewidth=1.2
+            )
+            left.axhspan(row["error_ci_lo"], row["error_ci_hi"], color=colours[name], alpha=0.12, linewidth=0)
+        left.set_xscale("log")
+        left.set_xlabel("spectral gap 1 − λ₂(W) (log)")
+        _log_error_axis(left, summary)
+        left.set_title(f"error, m = {int(summary['m'].iloc[0])}, c = {int(summary['c'].iloc[0])}, "
+                       f"ε = {float(summary['eps'].iloc[0]):g}", fontsize=9)  # fmt: skip
+        terms = summary.groupby("topology", sort=False)[["consensus_term", "lambda2"]].first().sort_values("lambda2")
+        values = terms["consensus_term"].to_numpy(float)
+        positive = values[values > 0]
+        floor = positive.min() / 10 if positive.size else 1e-3
+        right.barh(range(len(terms)), np.where(values > 0, values, np.nan), left=floor, color="0.55")
+        for i, value in enumerate(values):  # λ₂ = 0 (complete graph): one round averages exactly
+            if value <= 0:
+                right.text(floor * 1.5, i, "0 (exact averaging)", va="center", fontsize=8)
+        right.set_yticks(range(len(terms)), [t.replace("_", " ") for t in terms.index])
+        right.set_xscale("log")
+        right.set_xlim(left=floor)
+        right.set_ylim(-0.6, len(terms) - 0.4)
+        right.set_xlabel("Theorem 3 consensus term (log)")
+        right.set_title("2 n_i m λ₂(W)^c / (λ₁ − λ₂): the bound's network part", fontsize=9)
+        if title:
+            fig.suptitle(title, fontsize=10)
+        _legend_below(fig, handles, ncol=1)
+    return fig
+
+
+def consensus_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
+    """Left: error against c (log axis) for the gossip methods, exact-sum methods as bands, the Theorem 3 choice
+    as a vertical line. Right: Theorem 3's consensus term against c, with the target it was chosen for."""
+    colours = _colours(summary)
+    c_star = int(summary["c_theorem3"].iloc[0])
+    with mpl.rc_context(_RC):
+        fig = _figure((11.0, 5.4))
+        left, right = fig.subplots(1, 2)
+        handles: dict[str, Any] = {}
+        for name, rows in summary.groupby("method", sort=False):
+            if rows["trust_model"].iloc[0] == "gossip":
+                g = rows.sort_values("c")
+                handles[styles[name]["label"]] = _band(left, g["c"].to_numpy(float), g, colours[name], marker="o")
+            else:
+                row = rows.iloc[0]
+                handles[styles[name]["label"] + " (exact sums)"] = left.axhline(
+                    row["error_mean"], color=colours[name], linestyle=":", linewidth=1.2
+                )
+                left.axhspan(row["error_ci_lo"], row["error_ci_hi"], color=colours[name], alpha=0.12, linewidth=0)
+        for ax in (left, right):
+            ax.axvline(c_star, color="0.3", linestyle="-.", linewidth=1)
+            ax.set_xscale("log")
+            ax.set_xlabel("gossip rounds per iteration c (log)")
+        handles[f"Theorem 3 choice of c ({c_star})"] = Line2D([], [], color="0.3", linestyle="-.")
+        _log_error_axis(left, summary)
+        left.set_title(f"error ({summary['topology'].iloc[0]}, m = {int(summary['m'].iloc[0])}, "
+                       f"ε = {float(summary['eps'].iloc[0]):g}; δ does not depend on c)", fontsize=9)  # fmt: skip
+        terms = summary.groupby("c")["consensus_term"].first()
+        right.plot(terms.index, terms.to_numpy(float), color="0.3", marker="o", ms=4)
+        right.set_yscale("log")
+        right.set_ylabel("Theorem 3 consensus term (log)")
+        right.set_title("the bound's network part against c", fontsize=9)
+        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
+        if title:
+            fig.suptitle(title, fontsize=10)
+        _legend_below(fig, handles, ncol=1)
+    return fig
+
+
+FIGURES = {"agents": agents_figure, "topology": topology_figure, "consensus": consensus_figure}

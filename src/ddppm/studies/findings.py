@@ -1,0 +1,85 @@
+"""What each scale study found, in sentences with numbers, from its summary
+(:func:`ddppm.studies.run.study_summary`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ddppm.studies.run import not_run
+
+GOSSIP = "gossip"
+
+
+def _eps(summary: pd.DataFrame) -> float:
+    grid = sorted(set(summary["eps"]))
+    return 5.0 if 5.0 in grid else grid[len(grid) // 2]
+
+
+def agents_findings(summary: pd.DataFrame) -> list[str]:
+    """Per sizing at ε = 5 (or the middle ε): each method's error at the smallest and the largest m, per topology
+    for a gossip method (the others sum exactly: the topology does not change them)."""
+    eps = _eps(summary)
+    at = summary[summary["eps"] == eps]
+    lo, hi = int(at["m"].min()), int(at["m"].max())
+    lines = []
+    for sizing, group in at.groupby("sizing", sort=False):
+        parts = []
+        for method, rows in group.groupby("method", sort=False):
+            topologies = rows["topology"].unique() if rows["trust_model"].iloc[0] == GOSSIP else rows["topology"][:1]
+            for topology in topologies:
+                mine = rows[rows["topology"] == topology].set_index("m")["error_mean"]
+                where = f" ({topology})" if rows["trust_model"].iloc[0] == GOSSIP else ""
+                parts.append(f"{method}{where} {mine[lo]:.3f} → {mine[hi]:.3f}")
+        lines.append(f"Agents, {sizing}, ε = {eps:g}, error at m = {lo} → {hi}: " + "; ".join(parts) + ".")
+    by_reason: dict[str, list[str]] = {}
+    for name, why in not_run().items():
+        by_reason.setdefault(why, []).append(name)
+    for why, names in by_reason.items():
+        lines.append(f"Not run: {', '.join(names)}: {why}.")
+    return lines
+
+
+def topology_findings(summary: pd.DataFrame) -> list[str]:
+    """The gossip methods' error per topology, best first, with λ₂(W) and the consensus term; the exact-sum
+    methods' error (what perfect consensus would give)."""
+    lines = []
+    m, c, eps = int(summary["m"].iloc[0]), int(summary["c"].iloc[0]), float(summary["eps"].iloc[0])
+    for method, rows in summary[summary["trust_model"] == GOSSIP].groupby("method", sort=False):
+        ranked = rows.sort_values("error_mean")
+        parts = [
+            f"{r.topology} {r.error_mean:.3f} (λ₂ = {r.lambda2:.3f}, consensus term {r.consensus_term:.2g})"
+            for r in ranked.itertuples()
+        ]
+        lines.append(f"Topology, {method}, m = {m}, c = {c}, ε = {eps:g}, best first: " + "; ".join(parts) + ".")
+    exact = summary[summary["trust_model"] != GOSSIP].groupby("method", sort=False)["error_mean"].first()
+    lines.append("Exact sums (no topology): " + "; ".join(f"{k} {v:.3f}" for k, v in exact.items()) + ".")
+    return lines
+
+
+def consensus_findings(summary: pd.DataFrame) -> list[str]:
+    """The gossip methods' error from c = 1 to the Theorem 3 choice, the least c within the interval of the error
+    at that choice, and δ (constant in c for a certified method)."""
+    lines = []
+    c_star = int(summary["c_theorem3"].iloc[0])
+    for method, rows in summary[summary["trust_model"] == GOSSIP].groupby("method", sort=False):
+        rows = rows.sort_values("c")
+        last = rows.iloc[-1]
+        enough = rows[rows["error_ci_lo"] <= last["error_ci_hi"]]
+        deltas = rows["delta"].unique()
+        lines.append(
+            f"Consensus, {method} ({rows['topology'].iloc[0]}, m = {int(rows['m'].iloc[0])}, "
+            f"ε = {float(rows['eps'].iloc[0]):g}): error {rows.iloc[0]['error_mean']:.3f} at c = "
+            f"{int(rows.iloc[0]['c'])} → {last['error_mean']:.3f} at the Theorem 3 choice c = {c_star}; "
+            f"c = {int(enough['c'].min())} is already within its interval; δ = "
+            + (f"{deltas[0]:.3g} at every c" if len(deltas) == 1 else f"{deltas.min():.3g}–{deltas.max():.3g}")
+            + "."
+        )
+    return lines
+
+
+FINDINGS = {"agents": agents_findings, "topology": topology_findings, "consensus": consensus_findings}
+
+
+def study_findings(name: str, summary: pd.DataFrame) -> list[str]:
+    """The findings of study ``name``: a title line, then one sentence per line."""
+    return [f"Scale study: {name}", *FINDINGS[name](summary)]

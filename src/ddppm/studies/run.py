@@ -1,0 +1,169 @@
+"""The scale studies (config section ``studies``, docs/studies.md): the decentralised setting as m, the topology and
+the consensus rounds c grow, on the common task with certified δ.
+
+* :func:`study_agents`: error against m ∈ ``agents.ms`` on each topology of ``agents.topologies``, with the data
+  size fixed (``fixed_n``: the n rows split over m) and with each agent's rows fixed (``fixed_rows_per_agent``:
+  n = ``agents.rows_per_agent`` · m), at every ε of ``epsilons``.
+* :func:`study_topology`: at m = ``topology.m``, every topology of ``topology.topologies``: error against the
+  network's λ₂(W), with Theorem 3's consensus term beside it.
+* :func:`study_consensus`: on one topology, error against c from 1 to the Theorem 3 choice
+  (:func:`ddppm.studies.tasks.theorem3_consensus_rounds`), with δ (unchanged by c for a certified method: the
+  gossip only post-processes released messages).
+
+Each runs the methods of ``methods`` through the common task's runner (:func:`ddppm.common.run.run_methods`), so
+every δ is the method's certified one under one adjacency and Definition 1, and each row says which trust model
+it holds under. Only the gossip methods (the certified D-DP-PM) depend on the topology and c; the others sum
+exactly (their error depends on m only). The journal D-DP-PM is not run: its δ can only be searched, and its
+accountant's cost as m grows is measured by ``benchmarks/bench_scaling.py`` instead (:func:`not_run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddppm.common.base import common_task_methods
+from ddppm.common.run import run_methods as run_common
+from ddppm.common.run import summarise
+from ddppm.core.errors import ConfigError
+from ddppm.studies.tasks import consensus_term, lambda2_of, scale_task, spiked_rows, theorem3_consensus_rounds
+
+STUDIES = ("agents", "topology", "consensus")
+SEARCHED_ONLY = (
+    "its δ can only be searched (data-dependent covariances); one `sound` evaluation already takes seconds at "
+    "m = 4 and grows with m, d and T (benchmarks/bench_scaling.py), so a calibration at every point of a study "
+    "is beyond the budget; the certified D-DP-PM stands in for the design"
+)
+
+
+def not_run() -> dict[str, str]:
+    """The gossip methods of the registry the studies cannot run, and why: those that are no common-task method
+    (the journal and workshop D-DP-PM: only a searched δ)."""
+    from ddppm.methods import available_methods
+
+    common = common_task_methods()
+    return {
+        name: SEARCHED_ONLY
+        for name, method in available_methods(task=None).items()
+        if getattr(method, "trust_model", None) == "gossip" and name not in common
+    }
+
+
+def study_methods(section: dict[str, Any]) -> dict[str, Any]:
+    """The methods of ``studies.methods``, each a registered common-task method."""
+    known = common_task_methods()
+    unknown = [name for name in section["methods"] if name not in known]
+    if unknown:
+        why = {name: reason for name, reason in not_run().items() if name in unknown}
+        raise ConfigError(
+            f"studies.methods: {unknown} are not common-task methods; use some of {sorted(known)}"
+            + "".join(f" ({name}: {reason})" for name, reason in why.items())
+        )
+    return {name: known[name] for name in section["methods"]}
+
+
+def _options(section: dict[str, Any]) -> dict[str, Any]:
+    return {"adjacency": section["adjacency"], "iterations": int(section["iterations"])}
+
+
+def _run(section: dict[str, Any], task: Any, eps: Iterable[float], label: str, **columns: Any) -> pd.DataFrame:
+    """Every method at every ε on one task; ``columns`` (the study point) prepended to every row."""
+    runs = run_common(task, [float(e) for e in eps], float(section["delta"]), int(section["runs"]),
+                      int(section["seed"]), _options(section), study_methods(section), dataset=label)  # fmt: skip
+    for i, (key, value) in enumerate(columns.items()):
+        runs.insert(i, key, value)
+    return runs
+
+
+def _rows(section: dict[str, Any], n: int) -> np.ndarray:
+    data = section["data"]
+    return spiked_rows(int(n), int(data["d"]), int(data["seed"]))
+
+
+def study_agents(section: dict[str, Any]) -> pd.DataFrame:
+    """Every run at every (sizing, topology, m, method, ε): :func:`study_points` of ``agents``."""
+    cfg = section["agents"]
+    frames = []
+    for sizing in cfg["sizings"]:
+        for topology in cfg["topologies"]:
+            for m in cfg["ms"]:
+                n = section["data"]["n"] if sizing == "fixed_n" else int(cfg["rows_per_agent"]) * int(m)
+                task = scale_task(_rows(section, n), int(m), topology, int(cfg["c"]), int(section["k"]),
+                                  int(section["seed"]))  # fmt: skip
+                frames.append(
+                    _run(section, task, section["epsilons"], f"agents/{sizing}/{m}", sizing=sizing,
+                         topology=topology, m=int(m), n=int(n), c=int(cfg["c"]),
+                         lambda2=lambda2_of(task.W))
+                )  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def study_topology(section: dict[str, Any]) -> pd.DataFrame:
+    """Every run at every topology of ``topology`` (m and c fixed), with λ₂(W) and Theorem 3's consensus term."""
+    cfg = section["topology"]
+    X = _rows(section, section["data"]["n"])
+    frames = []
+    for topology in cfg["topologies"]:
+        task = scale_task(X, int(cfg["m"]), topology, int(cfg["c"]), int(section["k"]), int(section["seed"]))
+        frames.append(
+            _run(section, task, [cfg["eps"]], f"topology/{topology}", topology=topology, m=int(cfg["m"]),
+                 c=int(cfg["c"]), lambda2=lambda2_of(task.W),
+                 consensus_term=consensus_term(task, int(cfg["c"])))
+        )  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def consensus_grid(c_star: int, points: int) -> list[int]:
+    """About ``points`` values of c from 1 to ``c_star``, geometrically spaced (distinct integers, both ends)."""
+    grid = np.unique(np.round(np.geomspace(1, max(1, c_star), max(2, points))).astype(int))
+    return [int(c) for c in grid]
+
+
+def study_consensus(section: dict[str, Any]) -> pd.DataFrame:
+    """Every run at every c from 1 to the Theorem 3 choice (``consensus.target`` share of sin²), one topology."""
+    cfg = section["consensus"]
+    X = _rows(section, section["data"]["n"])
+    base = scale_task(X, int(cfg["m"]), cfg["topology"], 1, int(section["k"]), int(section["seed"]))
+    c_star = theorem3_consensus_rounds(base, float(cfg["target"]))
+    frames = []
+    for c in consensus_grid(c_star, int(cfg["points"])):
+        task = scale_task(X, int(cfg["m"]), cfg["topology"], c, int(section["k"]), int(section["seed"]))
+        frames.append(
+            _run(section, task, [cfg["eps"]], f"consensus/{c}", topology=cfg["topology"], m=int(cfg["m"]), c=c,
+                 c_theorem3=c_star, lambda2=lambda2_of(task.W), consensus_term=consensus_term(task, c))
+        )  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+RUNNERS = {"agents": study_agents, "topology": study_topology, "consensus": study_consensus}
+POINT_KEYS = {
+    "agents": ["sizing", "topology", "m", "n", "c", "lambda2"],
+    "topology": ["topology", "m", "c", "lambda2", "consensus_term"],
+    "consensus": ["topology", "m", "c", "c_theorem3", "lambda2", "consensus_term"],
+}
+
+
+def run_study(name: str, section: dict[str, Any]) -> pd.DataFrame:
+    """Every run of study ``name`` (:data:`STUDIES`)."""
+    if name not in RUNNERS:
+        raise ConfigError(f"studies: unknown study {name!r}; use one of {list(RUNNERS)}")
+    return RUNNERS[name](section)
+
+
+def study_summary(name: str, runs: pd.DataFrame) -> pd.DataFrame:
+    """Per study point, method and ε: the common task's summary (mean error, 95 % interval, δ, costs), with the
+    study point's columns first."""
+    keys = POINT_KEYS[name]
+    frames = []
+    for point, group in runs.groupby(keys, sort=False):
+        summary = summarise(group.drop(columns=keys))
+        for i, (key, value) in enumerate(zip(keys, point, strict=True)):
+            summary.insert(i, key, value)
+        frames.append(summary)
+    out = pd.concat(frames, ignore_index=True).drop(columns=["setting", "dataset"])
+    labels = {name: m.common_style()["label"] for name, m in common_task_methods().items()}
+    out.insert(out.columns.get_loc("method") + 1, "label", out["method"].map(labels))
+    return out

@@ -1,0 +1,134 @@
+"""The scale studies (ddppm.studies): Theorem 3's consensus term against the journal method's own implementation,
+the Theorem 3 choice of c against its definition, the random regular topology, a simulation identity (on the
+complete graph gossip averages exactly, so the certified D-DP-PM has the law of the local noisy power method),
+the studies' tables and findings, and `snakemake all_studies` on the tiny config."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import ks_2samp
+
+from ddppm.core.errors import ConfigError
+from ddppm.core.network import build_graph, mixing_matrix, second_eigenvalue
+from ddppm.core.problem import DistributedProblem
+from ddppm.experiments import get_experiment
+from ddppm.studies.findings import study_findings
+from ddppm.studies.run import consensus_grid, run_study, study_summary
+from ddppm.studies.tasks import consensus_term, scale_task, spiked_rows, theorem3_consensus_rounds
+from tests.conftest import TINY, TINY_RESULTS, snakemake
+
+SMALL = {"data": {"n": 1200, "d": 10}, "runs": 3, "iterations": 3, "epsilons": [5],
+         "methods": ["ddppm_certified", "balcan_decentralised", "conventional"]}  # fmt: skip
+
+
+def _section(**overrides):
+    return get_experiment("studies").default_section(**{**SMALL, **overrides})
+
+
+def test_consensus_term_is_the_journal_theorem3_term() -> None:
+    from ddppm.methods.ddppm.theory import theorem3_bound
+    from ddppm.testing import corollary_params
+
+    task = scale_task(spiked_rows(600, 8, 1), 6, "ring", 3, 1, 0)
+    problem = DistributedProblem.from_partition(task.X, list(task.parts), task.W, 3)
+    journal = theorem3_bound(problem, corollary_params(problem, 4))
+    assert consensus_term(task, 3) == pytest.approx(journal["consensus_term"], rel=1e-9)
+
+
+def test_theorem3_choice_is_the_least_c_under_the_target() -> None:
+    task = scale_task(spiked_rows(600, 8, 1), 10, "ring", 1, 1, 0)
+    for target in (1.0, 0.01, 1e-4):
+        c = theorem3_consensus_rounds(task, target)
+        assert consensus_term(task, c) <= target * (1 + 1e-12)
+        assert c == 1 or consensus_term(task, c - 1) > target
+    complete = scale_task(spiked_rows(600, 8, 1), 10, "complete", 1, 1, 0)
+    assert theorem3_consensus_rounds(complete) == 1  # λ₂ = 0: one round averages exactly
+    assert consensus_grid(39, 3) == [1, 6, 39] and consensus_grid(1, 8) == [1]
+
+
+@pytest.mark.parametrize("m", [3, 4, 5, 16, 33])
+def test_random_regular_graph(m: int) -> None:
+    graph = build_graph("random_regular", m, seed=2)
+    degree = min(4, m - 1)
+    assert {d for _, d in graph.degree()} == {degree} and nx.is_connected(graph)
+    W = mixing_matrix("random_regular", m, seed=2)  # validated against Assumption 2 inside
+    assert second_eigenvalue(W) < 1
+    np.testing.assert_array_equal(W, mixing_matrix("random_regular", m, seed=2))  # seeded
+
+
+def test_on_the_complete_graph_the_certified_ddppm_is_the_local_noisy_power_method() -> None:
+    """With W = 11ᵀ/m one gossip round is the exact average, so the certified D-DP-PM is Balcan et al.'s local
+    noisy power method with the same σ: their errors have one law (two-sample KS over 400 runs each)."""
+    from ddppm.common.base import common_task_methods
+    from ddppm.common.run import run_methods
+
+    methods = {k: v for k, v in common_task_methods().items() if k in ("ddppm_certified", "balcan_decentralised")}
+    task = scale_task(spiked_rows(2000, 12, 0), 8, "complete", 1, 1, 0)
+    runs = run_methods(task, [5.0], 1e-5, 400, 0, {"adjacency": "replace_one", "iterations": 4}, methods,
+                       dataset="identity")  # fmt: skip
+    certified, local = (runs[runs["method"] == m]["error"].to_numpy() for m in methods)
+    assert runs.groupby("method")["noise_multiplier"].first().nunique() == 1
+    assert ks_2samp(certified, local).pvalue > 1e-3
+    ring = scale_task(spiked_rows(2000, 12, 0), 8, "ring", 1, 1, 0)  # one round on a ring is far from the average
+    on_ring = run_methods(ring, [5.0], 1e-5, 400, 0, {"adjacency": "replace_one", "iterations": 4},
+                          {"ddppm_certified": methods["ddppm_certified"]}, dataset="identity")["error"]  # fmt: skip
+    assert on_ring.mean() > certified.mean() + 0.05
+
+
+def test_agents_study_rows_and_findings() -> None:
+    section = _section(agents={"ms": [4, 8], "topologies": ["ring", "random_regular"], "rows_per_agent": 100})
+    runs = run_study("agents", section)
+    summary = study_summary("agents", runs)
+    per_point = summary.groupby(["sizing", "topology", "m"])["n"].first()
+    assert per_point[("fixed_n", "ring", 8)] == 1200 and per_point[("fixed_rows_per_agent", "ring", 8)] == 800
+    assert set(summary["n_runs"]) == {3} and (summary["delta"] <= 1e-5 * (1 + 1e-9)).all()
+    # The exact-sum methods do not see the topology: same seeds, same numbers.
+    exact = summary[summary["method"] == "conventional"].set_index(["sizing", "m", "topology"])["error_mean"]
+    assert exact.xs("ring", level="topology").equals(exact.xs("random_regular", level="topology"))
+    lines = study_findings("agents", summary)
+    fixed = summary[(summary["sizing"] == "fixed_n") & (summary["method"] == "conventional")]
+    fixed = fixed[fixed["topology"] == "ring"].set_index("m")
+    assert f"conventional {fixed.loc[4, 'error_mean']:.3f} → {fixed.loc[8, 'error_mean']:.3f}" in lines[1]
+    assert lines[-1].startswith("Not run: ddppm")
+
+
+def test_topology_and_consensus_studies() -> None:
+    section = _section(topology={"m": 6, "topologies": ["ring", "complete", "star"], "c": 2},
+                       consensus={"m": 6, "points": 3})  # fmt: skip
+    topology = study_summary("topology", run_study("topology", section))
+    terms = topology.groupby("topology")["consensus_term"].first()
+    assert terms["complete"] == 0 and terms["ring"] > 0
+    consensus = study_summary("consensus", run_study("consensus", section))
+    certified = consensus[consensus["method"] == "ddppm_certified"]
+    assert certified["c"].min() == 1 and certified["c"].max() == certified["c_theorem3"].iloc[0]
+    assert certified["delta"].nunique() == 1  # gossip post-processes released messages: δ does not move with c
+    assert "at every c" in study_findings("consensus", consensus)[1]
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"methods": ["ddppm"]}, r"studies\.methods: \['ddppm'\].*\(ddppm: its δ can only be searched"),
+        ({"topology": {"m": 7, "topologies": ["grid"]}}, r"studies\.topology: topology 'grid' with m = 7"),
+    ],
+)
+def test_bad_study_config_names_the_key(overrides, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        _section(**overrides)
+
+
+@pytest.mark.slow
+def test_all_studies_on_the_tiny_config(tiny_run) -> None:
+    work = tiny_run["work"]
+    done = snakemake(work, "all_studies", "--configfile", TINY)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for study in ("agents", "topology", "consensus"):
+        folder = work / TINY_RESULTS / "studies" / study
+        summary = pd.read_csv(folder / "summary.csv")
+        assert len(summary) and (folder / "figure.png").stat().st_size > 10_000
+        assert (folder / "findings.txt").read_text().splitlines()[0] == f"Scale study: {study}"
+    again = snakemake(work, "all_studies", "--configfile", TINY, "-n")
+    assert "Nothing to be done" in again.stdout + again.stderr

@@ -1,0 +1,99 @@
+# Experiment studies: the scale studies (docs/studies.md): the common task as the number of agents, the topology
+# and the gossip rounds grow. Built by `snakemake all_studies`; never part of the default run. Config section
+# `studies`.
+
+STUDIES_EXPERIMENT = get_experiment("studies")
+STUDIES = f"{RESULTS}/studies"
+STUDY_NAMES = list(config["studies"]["studies"])
+STUDY_KEYS = tuple(
+    f"studies.{k}" for k in ("data", "methods", "epsilons", "delta", "adjacency", "k", "iterations", "runs", "seed")
+)
+STUDY_TARGETS = [f"{STUDIES}/{name}/summary.csv" for name in STUDY_NAMES] + [
+    f"{STUDIES}/{name}/figure.png" for name in STUDY_NAMES
+]
+
+
+rule study_runs:
+    """Scale study: every run of every method at every point of one study (agents, topology or consensus)."""
+    output:
+        f"{STUDIES}/{{study}}/runs.parquet",
+    wildcard_constraints:
+        study="|".join(STUDY_NAMES),
+    params:
+        cfg=lambda wc: job_params(config, None, (*STUDY_KEYS, f"studies.{wc.study}")),
+        code=code_of("study_runs.py"),
+    log:
+        f"{LOGS}/studies/{{study}}_runs.log",
+    benchmark:
+        f"{BENCH}/studies/{{study}}_runs.tsv"
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/study_runs.py"
+
+
+rule study_summary:
+    """Scale study: the summary per point, method and ε, and the findings."""
+    input:
+        f"{STUDIES}/{{study}}/runs.parquet",
+    output:
+        csv=report(
+            f"{STUDIES}/{{study}}/summary.csv",
+            caption="../../report/study_summary.rst",
+            category=STUDIES_EXPERIMENT.title,
+            subcategory="{study}",
+            labels={"table": "{study}"},
+        ),
+        parquet=f"{STUDIES}/{{study}}/summary.parquet",
+        findings=f"{STUDIES}/{{study}}/findings.txt",
+    wildcard_constraints:
+        study="|".join(STUDY_NAMES),
+    params:
+        code=code_of("study_summary.py"),
+    log:
+        f"{LOGS}/studies/{{study}}_summary.log",
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/study_summary.py"
+
+
+rule study_figure:
+    """Scale study: its figure (error against m, the network or c)."""
+    input:
+        f"{STUDIES}/{{study}}/summary.parquet",
+    output:
+        png=report(
+            f"{STUDIES}/{{study}}/figure.png",
+            caption="../../report/study_figure.rst",
+            category=STUDIES_EXPERIMENT.title,
+            subcategory="{study}",
+            labels={"figure": "{study}"},
+        ),
+        pdf=f"{STUDIES}/{{study}}/figure.pdf",
+    wildcard_constraints:
+        study="|".join(STUDY_NAMES),
+    params:
+        cfg=global_params("studies.delta", "studies.adjacency", "studies.runs"),
+        code=code_of("study_figure.py"),
+    log:
+        f"{LOGS}/studies/{{study}}_figure.log",
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/study_figure.py"
+
+
+rule all_studies:
+    """Every scale study: tables, findings and figures (not part of the default run)."""
+    input:
+        STUDY_TARGETS,
+
+
+localrules:
+    study_summary,
+    study_figure,
+    all_studies,

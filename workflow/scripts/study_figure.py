@@ -1,0 +1,19 @@
+"""Rule study_figure: one scale study's figure."""
+
+from ddppm.common.base import common_task_methods
+from ddppm.core.io import read_parquet
+from ddppm.pipeline.steps import setup_logging
+from ddppm.plotting.studies import FIGURES
+from ddppm.plotting.style import save_figure
+
+log = setup_logging(snakemake.log[0])
+cfg = snakemake.params.cfg
+study = snakemake.wildcards.study
+summary, _ = read_parquet(snakemake.input[0])
+styles = {name: method.common_style() for name, method in common_task_methods().items()}
+section = cfg["studies"]
+title = (f"Scale study '{study}': the common task on the spiked set, certified δ ≤ {section['delta']:g} "
+         f"(Definition 1, {section['adjacency']}), {section['runs']} runs per point")  # fmt: skip
+save_figure(FIGURES[study](summary, styles, title), snakemake.output.png, snakemake.output.pdf,
+            config_hash=cfg["config_hash"])  # fmt: skip
+log.info("%s: %d points", study, len(summary))
