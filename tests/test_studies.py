@@ -108,11 +108,27 @@ def test_topology_and_consensus_studies() -> None:
     assert "at every c" in study_findings("consensus", consensus)[1]
 
 
+def test_rank_study_names_the_composition_of_each_method() -> None:
+    section = _section(rank={"m": 6, "ranks": [1, 3], "spikes": [20, 10, 5]},
+                       methods=["ddppm_certified", "conventional", "cape"])  # fmt: skip
+    summary = study_summary("rank", run_study("rank", section))
+    assert sorted(set(summary["k"])) == [1, 3] and (summary["delta"] <= 1e-5 * (1 + 1e-9)).all()
+    composition = summary.groupby("method")["composition"].first()
+    assert composition["ddppm_certified"].startswith("one Gaussian mechanism per iteration")
+    assert composition["conventional"].startswith("one release") and composition["cape"].startswith("one release")
+    chance = summary.groupby("k")["chance_error"].first()
+    assert chance[3] == pytest.approx(np.sqrt(1 - 3 / 10))
+    lines = study_findings("rank", summary)
+    assert lines[1].startswith("Rank, m = 6 (ring), ε = 5, error at k = 1 → 3") and len(lines) == 4
+
+
 @pytest.mark.parametrize(
     "overrides, message",
     [
         ({"methods": ["ddppm"]}, r"studies\.methods: \['ddppm'\].*\(ddppm: its δ can only be searched"),
         ({"topology": {"m": 7, "topologies": ["grid"]}}, r"studies\.topology: topology 'grid' with m = 7"),
+        ({"rank": {"ranks": [1, 4], "spikes": [20, 10, 5]}}, r"studies\.rank\.spikes: give at least max\(ranks\) = 4"),
+        ({"rank": {"ranks": [12]}}, r"studies\.rank\.ranks: every k must be below studies\.data\.d = 10"),
     ],
 )
 def test_bad_study_config_names_the_key(overrides, message) -> None:
@@ -125,7 +141,7 @@ def test_all_studies_on_the_tiny_config(tiny_run) -> None:
     work = tiny_run["work"]
     done = snakemake(work, "all_studies", "--configfile", TINY)
     assert done.returncode == 0, done.stderr[-3000:]
-    for study in ("agents", "topology", "consensus"):
+    for study in ("agents", "topology", "consensus", "rank"):
         folder = work / TINY_RESULTS / "studies" / study
         summary = pd.read_csv(folder / "summary.csv")
         assert len(summary) and (folder / "figure.png").stat().st_size > 10_000

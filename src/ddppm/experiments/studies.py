@@ -21,6 +21,15 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
     asked = [("studies.agents", t, m) for t in section["agents"]["topologies"] for m in section["agents"]["ms"]]
     asked += [("studies.topology", t, section["topology"]["m"]) for t in section["topology"]["topologies"]]
     asked.append(("studies.consensus", section["consensus"]["topology"], section["consensus"]["m"]))
+    asked.append(("studies.rank", section["rank"]["topology"], section["rank"]["m"]))
+    rank = section["rank"]
+    if max(rank["ranks"]) >= section["data"]["d"]:
+        raise ConfigError(f"studies.rank.ranks: every k must be below studies.data.d = {section['data']['d']}")
+    if len(rank["spikes"]) < max(rank["ranks"]) or list(rank["spikes"]) != sorted(rank["spikes"], reverse=True):
+        raise ConfigError(
+            f"studies.rank.spikes: give at least max(ranks) = {max(rank['ranks'])} leading eigenvalues, in "
+            "decreasing order (each above 1), so that every k has a spectral gap"
+        )
     for key, topology, m in asked:
         try:
             mixing_matrix(topology, int(m), seed=int(section["seed"]))

@@ -173,4 +173,32 @@ def consensus_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], t
     return fig
 
 
-FIGURES = {"agents": agents_figure, "topology": topology_figure, "consensus": consensus_figure}
+def rank_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
+    """Error against k for every method (log error axis), with each k's chance level √(1 − k/d)."""
+    colours = _colours(summary)
+    names = list(dict.fromkeys(summary["method"]))
+    with mpl.rc_context(_RC):
+        fig = _figure((9.5, 6.0))
+        ax = fig.subplots()
+        handles: dict[str, Any] = {}
+        for i, name in enumerate(names):
+            g = summary[summary["method"] == name].sort_values("k")
+            x = g["k"].to_numpy(float) + 0.04 * (i - (len(names) - 1) / 2)  # side by side: none hides another
+            handles[styles[name]["label"]] = _band(ax, x, g, colours[name], marker=styles[name].get("marker", "o"))
+        chance = summary.groupby("k")["chance_error"].first()
+        handles["chance level √(1 − k/d)"] = ax.plot(chance.index, chance.to_numpy(float), color="0.4",
+                                                     linestyle="--", linewidth=1)[0]  # fmt: skip
+        ks = sorted(set(summary["k"]))
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.set_xlabel("principal directions k")
+        _log_error_axis(ax, summary)
+        ax.set_title(f"m = {int(summary['m'].iloc[0])} ({summary['topology'].iloc[0]}), "
+                     f"ε = {float(summary['eps'].iloc[0]):g}", fontsize=9)  # fmt: skip
+        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
+        if title:
+            fig.suptitle(title, fontsize=10)
+        _legend_below(fig, handles, ncol=1)
+    return fig
+
+
+FIGURES = {"agents": agents_figure, "topology": topology_figure, "consensus": consensus_figure, "rank": rank_figure}

@@ -77,7 +77,30 @@ def consensus_findings(summary: pd.DataFrame) -> list[str]:
     return lines
 
 
-FINDINGS = {"agents": agents_findings, "topology": topology_findings, "consensus": consensus_findings}
+def rank_findings(summary: pd.DataFrame) -> list[str]:
+    """Each method's error from the smallest to the largest k, with the composition that covers the k
+    directions."""
+    ks = sorted(set(summary["k"]))
+    lo, hi = ks[0], ks[-1]
+    parts, compositions = [], {}
+    for method, rows in summary.groupby("method", sort=False):
+        at = rows.set_index("k")["error_mean"]
+        parts.append(f"{method} {at[lo]:.3f} → {at[hi]:.3f}")
+        compositions.setdefault(rows["composition"].iloc[0], []).append(method)
+    eps, m = float(summary["eps"].iloc[0]), int(summary["m"].iloc[0])
+    lines = [f"Rank, m = {m} ({summary['topology'].iloc[0]}), ε = {eps:g}, error at k = {lo} → {hi}: "
+             + "; ".join(parts) + "."]  # fmt: skip
+    for text, methods in compositions.items():
+        lines.append(f"Composition, {', '.join(methods)}: {text}.")
+    return lines
+
+
+FINDINGS = {
+    "agents": agents_findings,
+    "topology": topology_findings,
+    "consensus": consensus_findings,
+    "rank": rank_findings,
+}
 
 
 def study_findings(name: str, summary: pd.DataFrame) -> list[str]:

@@ -9,6 +9,8 @@ the consensus rounds c grow, on the common task with certified δ.
 * :func:`study_consensus`: on one topology, error against c from 1 to the Theorem 3 choice
   (:func:`ddppm.studies.tasks.theorem3_consensus_rounds`), with δ (unchanged by c for a certified method: the
   gossip only post-processes released messages).
+* :func:`study_rank`: k principal directions, k ∈ ``rank.ranks``, every method estimating them at once (block
+  power iterations, or the top-k of one release), with the composition that covers them named per row.
 
 Each runs the methods of ``methods`` through the common task's runner (:func:`ddppm.common.run.run_methods`), so
 every δ is the method's certified one under one adjacency and Definition 1, and each row says which trust model
@@ -31,7 +33,7 @@ from ddppm.common.run import summarise
 from ddppm.core.errors import ConfigError
 from ddppm.studies.tasks import consensus_term, lambda2_of, scale_task, spiked_rows, theorem3_consensus_rounds
 
-STUDIES = ("agents", "topology", "consensus")
+STUDIES = ("agents", "topology", "consensus", "rank")
 SEARCHED_ONLY = (
     "its δ can only be searched (data-dependent covariances); one `sound` evaluation already takes seconds at "
     "m = 4 and grows with m, d and T (benchmarks/bench_scaling.py), so a calibration at every point of a study "
@@ -138,11 +140,38 @@ def study_consensus(section: dict[str, Any]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-RUNNERS = {"agents": study_agents, "topology": study_topology, "consensus": study_consensus}
+COMPOSITION = {
+    "block": "one Gaussian mechanism per iteration on the whole d × k block (Δ of a block step: √2 for k ≥ 2), "
+    "composed over the L iterations (exact GDP composition): no composition over components",
+    "one_release": "one release whatever k (the top-k of one noisy second moment): no composition over components",
+}
+"""How each method's δ covers k components (column ``composition`` of the rank study)."""
+
+
+def study_rank(section: dict[str, Any]) -> pd.DataFrame:
+    """Every run at every k of ``rank.ranks`` on rows with ``rank.spikes`` (so every k has a gap), one network.
+    Every method here estimates the k directions at once (block power iterations, or the top-k of one
+    release), so its δ is calibrated per k with no composition over components (:data:`COMPOSITION`)."""
+    cfg = section["rank"]
+    data = section["data"]
+    X = spiked_rows(int(data["n"]), int(data["d"]), int(data["seed"]), tuple(float(s) for s in cfg["spikes"]))
+    frames = []
+    for k in cfg["ranks"]:
+        task = scale_task(X, int(cfg["m"]), cfg["topology"], int(cfg["c"]), int(k), int(section["seed"]))
+        runs = _run(section, task, [cfg["eps"]], f"rank/{k}", topology=cfg["topology"], m=int(cfg["m"]),
+                    c=int(cfg["c"]))  # fmt: skip
+        power = runs["rounds"] >= int(section["iterations"])  # a power method talks once per iteration at least
+        runs["composition"] = np.where(power, COMPOSITION["block"], COMPOSITION["one_release"])
+        frames.append(runs)
+    return pd.concat(frames, ignore_index=True)
+
+
+RUNNERS = {"agents": study_agents, "topology": study_topology, "consensus": study_consensus, "rank": study_rank}
 POINT_KEYS = {
     "agents": ["sizing", "topology", "m", "n", "c", "lambda2"],
     "topology": ["topology", "m", "c", "lambda2", "consensus_term"],
     "consensus": ["topology", "m", "c", "c_theorem3", "lambda2", "consensus_term"],
+    "rank": ["topology", "m", "c", "composition"],
 }
 
 

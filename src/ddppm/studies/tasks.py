@@ -26,10 +26,10 @@ from ddppm.data.synthetic import spiked_synthetic
 
 
 @lru_cache(maxsize=8)
-def spiked_rows(n: int, d: int, seed: int) -> np.ndarray:
-    """The spiked set's rows scaled into the unit ball (largest row norm 1). Cached: every study point of one
-    process shares them."""
-    X = spiked_synthetic(n=n, d=d, seed=seed)
+def spiked_rows(n: int, d: int, seed: int, spikes: tuple[float, ...] = (20.0, 10.0, 5.0)) -> np.ndarray:
+    """The spiked set's rows (population spectrum ``spikes``, then 1s) scaled into the unit ball (largest row
+    norm 1). Cached: every study point of one process shares them."""
+    X = spiked_synthetic(n=n, d=d, spikes=tuple(float(s) for s in spikes), seed=seed)
     return X / np.linalg.norm(X, axis=1).max()
 
 
