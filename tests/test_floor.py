@@ -135,6 +135,26 @@ def test_floor_table_of_one_view_is_that_views_floor(problem):
     np.testing.assert_array_equal(table["infeasible_every_choice"], table["floor_hockey"] > limits)
 
 
+@pytest.mark.parametrize("view", ["network", "paper"])
+def test_floor_neighbours_give_the_curve_at_least_the_floor(problem, view):
+    """The δ-vs-T curve adds the floor's neighbours to its pool (ddppm.methods.ddppm.steps.floor_neighbours): at
+    any T the accountant's δ at them is at least the floor (post-processing: the full view contains the noise-free
+    release), so an infeasible point's curve can no longer fall under the proven floor."""
+    from ddppm.methods.ddppm.steps import floor_neighbours, floor_table
+
+    limits = np.full(EPS.size, 1e-3)
+    table = floor_table(problem, EPS, limits, {"privacy": {}}, "toy", views=(view,))
+    found = floor_neighbours(table, view)
+    assert found and len({n.key for n in found}) == len(found)
+    assert all(is_valid(problem, n) for n in found)
+    assert floor_neighbours(table, "other view") == []
+    for T in (1, 3):
+        settings = AccountantSettings(view=view, accounting="exact", adjacency="worst")
+        result = evaluate_delta(problem, corollary_params(problem, T), EPS, settings, neighbours=found)
+        hockey = result.pairs.groupby("eps")["delta_hockey_mean"].max().reindex(EPS).to_numpy()
+        assert np.all(hockey >= table["floor_hockey"].to_numpy() * (1 - 1e-6)), (T, hockey, table["floor_hockey"])
+
+
 def test_floor_settings_reject_bad_values():
     from ddppm.core.errors import ConfigError
 

@@ -10,6 +10,7 @@ wc = snakemake.wildcards
 problem = problem_from_files(snakemake.input.data, snakemake.input.partition, snakemake.input.network)
 calibration, cal_meta = read_parquet(snakemake.input.calibration)
 candidates, _ = read_parquet(snakemake.input.candidates)
+floor, _ = read_parquet(snakemake.input.floor)
 options = cfg["methods"]["ddppm"]
 model = cfg["threat_models"][wc.threat_model]
 curve, meta = delta_curve(
@@ -24,6 +25,7 @@ curve, meta = delta_curve(
     int(options["delta_curve"]["seed"]),
     cal_meta["neighbours"] if model["adjacency"] == "worst" else None,
     cal_meta.get("screen_pairs"),
+    floor,
 )
 meta["config_hash"] = cfg["config_hash"]
 log.info(

@@ -118,6 +118,7 @@ rule ddppm_delta_curve:
         **problem_files(),
         calibration=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
         candidates=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",
+        floor=f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet",
     output:
         f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/delta_vs_T.parquet",
     params:

@@ -6,6 +6,7 @@ Every function takes the validated config section ``methods.ddppm`` (``options``
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +20,7 @@ from ddppm.core.progress import Progress
 from ddppm.core.seeds import run_generators
 from ddppm.data import LABELS
 from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.adjacency import neighbour_table, neighbours_from_table
+from ddppm.methods.ddppm.adjacency import Neighbour, neighbour_table, neighbours_from_table
 from ddppm.methods.ddppm.algorithm import DDPPMParams, ddppm_errors, draw_standard_normals
 from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid
 from ddppm.methods.ddppm.floor import FLOOR_VIEWS, FloorSettings, parameter_free_floor
@@ -140,6 +141,17 @@ def chosen_row(table: pd.DataFrame, eps: float) -> pd.Series:
     return rows.iloc[0]
 
 
+def floor_neighbours(floor: pd.DataFrame, view: str) -> list[Neighbour]:
+    """The distinct worst neighbours of a floor table (:func:`floor_table`) under ``view``, one per ε at most."""
+    out: dict[tuple, Neighbour] = {}
+    for _, row in floor[floor["view"] == view].iterrows():
+        new_row = np.asarray(json.loads(row["new_row"]), float)
+        kind = "floor:" + hashlib.sha256(new_row.tobytes()).hexdigest()[:12]
+        neighbour = Neighbour(int(row["agent"]), int(row["row"]), kind, new_row)
+        out.setdefault(neighbour.key, neighbour)
+    return list(out.values())
+
+
 def _worst_of_calibration(calibration: pd.DataFrame, neighbours: dict, screen: list | None = None) -> list:
     """The neighbours every δ the calibration recorded was computed with, from its pool.
 
@@ -171,6 +183,7 @@ def delta_curve(
     seed: int,
     neighbours: dict | None = None,
     screen: list | None = None,
+    floor: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """δ(ε) and the error for T = 1..T_max with the other calibrated parameters fixed (paper Fig. 3).
 
@@ -179,7 +192,10 @@ def delta_curve(
     recorded for the candidate at this ε (at ``T_calibrated`` the curve's δ is at least that, and equal for a
     calibrated choice). ``neighbours`` (the calibration's ``meta["neighbours"]``) replaces the neighbour search
     at every T, narrowed to those every recorded δ used (:func:`_worst_of_calibration`, with ``screen``, its
-    ``meta["screen_pairs"]``).
+    ``meta["screen_pairs"]``), plus the worst neighbours the parameter-free floor found under the model's view
+    (``floor``, :func:`floor_table`; :func:`floor_neighbours`): without them an infeasible point's curve, whose
+    candidate was only screened over two pairs, could show a δ below the floor the project has proven (Diabetes
+    under ``paper_worst`` at T = 1: 0.263 over the screen's pairs, 0.410 at the floor's neighbour).
     """
     curve_cfg = options["delta_curve"]
     eps = float(curve_cfg["eps"])
@@ -202,6 +218,9 @@ def delta_curve(
     # (at some ε), taken from its search pool: searching again at each T would multiply the cost (the
     # curve's caption says so).
     pool = _worst_of_calibration(calibration, neighbours, screen) if neighbours is not None else None
+    if pool is not None and floor is not None:
+        known = {n.key for n in pool}
+        pool += [n for n in floor_neighbours(floor, model["view"]) if n.key not in known]
     runs = int(curve_cfg["runs"])
     rngs = run_generators(seed, (dataset, "delta_curve"), range(runs))
     T_max = int(curve_cfg["T_max"])
