@@ -122,6 +122,37 @@ def test_rank_study_names_the_composition_of_each_method() -> None:
     assert lines[1].startswith("Rank, m = 6 (ring), ε = 5, error at k = 1 → 3") and len(lines) == 4
 
 
+def test_views_study_reads_each_accountant_and_orders_them() -> None:
+    """The views study on Wine at T = 1 (cheap accountants only): under one view, Chernoff's bound is never below
+    the exact tail at the same neighbour (Theorem 2 is an upper bound), the network view never below the paper
+    view under the exact tail (it sees every release the paper view sees, and more: post-processing for the
+    hockey stick), and each row says how its δ reads."""
+    accountants = [
+        {"accounting": "chernoff", "adjacency": "heuristic", "rank_mode": "paper"},
+        {"accounting": "chernoff", "adjacency": "heuristic", "rank_mode": "support"},
+        {"accounting": "exact", "adjacency": "heuristic", "rank_mode": "support"},
+    ]
+    section = _section(views={"datasets": ["wine"], "epsilons": [1, 5, 20], "T": 1, "realisations": 2,
+                              "accountants": accountants})  # fmt: skip
+    table = study_summary("views", run_study("views", section))
+    assert len(table) == 2 * 3 * 3
+    at = table.set_index(["view", "accounting", "rank_mode", "eps"])
+    for view in ("paper", "network"):
+        for eps in (1.0, 5.0, 20.0):
+            assert (
+                at.loc[(view, "chernoff", "support", eps), "delta"]
+                >= at.loc[(view, "exact", "support", eps), "delta"] - 1e-12
+            )
+    exact = table[table["accounting"] == "exact"].set_index(["view", "eps"])["delta_hockey"]
+    for eps in (1.0, 5.0, 20.0):
+        assert exact[("network", eps)] >= exact[("paper", eps)] - 1e-9
+    reads = dict(zip(table["rank_mode"] + table["accounting"], table["delta_is"], strict=True))
+    assert reads["paperchernoff"].endswith("projected (may understate)")
+    assert reads["supportexact"] == "exact for the guessed neighbour"
+    line = study_findings("views", table)[1]
+    assert line.startswith("Views, wine, T = 1, ε = 5") and "paper: chernoff, heuristic, paper" in line
+
+
 @pytest.mark.parametrize(
     "overrides, message",
     [
@@ -141,7 +172,7 @@ def test_all_studies_on_the_tiny_config(tiny_run) -> None:
     work = tiny_run["work"]
     done = snakemake(work, "all_studies", "--configfile", TINY)
     assert done.returncode == 0, done.stderr[-3000:]
-    for study in ("agents", "topology", "consensus", "rank"):
+    for study in ("agents", "topology", "consensus", "rank", "views"):
         folder = work / TINY_RESULTS / "studies" / study
         summary = pd.read_csv(folder / "summary.csv")
         assert len(summary) and (folder / "figure.png").stat().st_size > 10_000

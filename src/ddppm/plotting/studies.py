@@ -201,4 +201,51 @@ def rank_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title:
     return fig
 
 
-FIGURES = {"agents": agents_figure, "topology": topology_figure, "consensus": consensus_figure, "rank": rank_figure}
+VIEW_COLOURS = {"paper": "#1f77b4", "network": "#d62728"}
+
+
+def views_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
+    """One panel per data set: the journal D-DP-PM's δ (two-sided, log axis) against ε under each view (colour)
+    and accountant (line style and marker), the same parameters throughout."""
+    from ddppm.studies.views import VIEW_KEYS
+
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    accountants = list(dict.fromkeys(zip(*(summary[k] for k in VIEW_KEYS[2:]), strict=True)))
+    markers, lines = ("o", "s", "^", "D", "v", "P"), ("-", "--", ":", "-.")
+    with mpl.rc_context(_RC):
+        cols = min(2, len(datasets))
+        rows = (len(datasets) + cols - 1) // cols
+        fig = _figure((5.2 * cols + 0.8, 3.6 * rows + 2.0))
+        axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
+        handles: dict[str, Any] = {}
+        low = 1e-12  # a δ under 10⁻¹² is negligible here: drawn on the bottom edge, so the top is readable
+        for ax, dataset in zip(axes, datasets, strict=False):
+            panel = summary[summary["dataset"] == dataset]
+            for (view, *accountant), g in panel.groupby(VIEW_KEYS[1:], sort=False):
+                a_idx = accountants.index(tuple(accountant))
+                g = g.sort_values("eps")
+                x = g["eps"].to_numpy(float) * 10 ** (0.045 * (a_idx - (len(accountants) - 1) / 2))  # side by side
+                label = f"{view} view: {', '.join(accountant)}"
+                (handles[label],) = ax.plot(x, g["delta"].clip(lower=low), color=VIEW_COLOURS.get(view, "0.3"),
+                                            linestyle=lines[a_idx % 4], marker=markers[a_idx % 6], ms=4)  # fmt: skip
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_ylim(low, 2.0)
+            ax.set_xlabel("ε")
+            ax.set_ylabel("δ (two-sided, Definition 2; log; < 1e-12 on the edge)")
+            ax.set_title(f"{dataset}, T = {int(panel['T'].iloc[0])}", fontsize=9)
+        for ax in axes[len(datasets) :]:
+            ax.set_visible(False)
+        if title:
+            fig.suptitle(title, fontsize=10)
+        _legend_below(fig, handles, ncol=2)
+    return fig
+
+
+FIGURES = {
+    "agents": agents_figure,
+    "topology": topology_figure,
+    "consensus": consensus_figure,
+    "rank": rank_figure,
+    "views": views_figure,
+}

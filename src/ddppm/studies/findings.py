@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ddppm.studies.run import not_run
+from ddppm.studies.views import views_findings
 
 GOSSIP = "gossip"
 
@@ -100,6 +101,7 @@ FINDINGS = {
     "topology": topology_findings,
     "consensus": consensus_findings,
     "rank": rank_findings,
+    "views": views_findings,
 }
 
 

@@ -9,6 +9,8 @@ the consensus rounds c grow, on the common task with certified δ.
 * :func:`study_consensus`: on one topology, error against c from 1 to the Theorem 3 choice
   (:func:`ddppm.studies.tasks.theorem3_consensus_rounds`), with δ (unchanged by c for a certified method: the
   gossip only post-processes released messages).
+* ``views`` (:mod:`ddppm.studies.views`): the journal D-DP-PM's δ under each observer view, rank mode and
+  adjacency at the journal's settings (no Monte Carlo).
 * :func:`study_rank`: k principal directions, k ∈ ``rank.ranks``, every method estimating them at once (block
   power iterations, or the top-k of one release), with the composition that covers them named per row.
 
@@ -33,7 +35,7 @@ from ddppm.common.run import summarise
 from ddppm.core.errors import ConfigError
 from ddppm.studies.tasks import consensus_term, lambda2_of, scale_task, spiked_rows, theorem3_consensus_rounds
 
-STUDIES = ("agents", "topology", "consensus", "rank")
+STUDIES = ("agents", "topology", "consensus", "rank", "views")
 SEARCHED_ONLY = (
     "its δ can only be searched (data-dependent covariances); one `sound` evaluation already takes seconds at "
     "m = 4 and grows with m, d and T (benchmarks/bench_scaling.py), so a calibration at every point of a study "
@@ -166,7 +168,19 @@ def study_rank(section: dict[str, Any]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-RUNNERS = {"agents": study_agents, "topology": study_topology, "consensus": study_consensus, "rank": study_rank}
+def _views(section: dict[str, Any]) -> pd.DataFrame:
+    from ddppm.studies.views import study_views
+
+    return study_views(section)
+
+
+RUNNERS = {
+    "agents": study_agents,
+    "topology": study_topology,
+    "consensus": study_consensus,
+    "rank": study_rank,
+    "views": _views,
+}
 POINT_KEYS = {
     "agents": ["sizing", "topology", "m", "n", "c", "lambda2"],
     "topology": ["topology", "m", "c", "lambda2", "consensus_term"],
@@ -184,7 +198,9 @@ def run_study(name: str, section: dict[str, Any]) -> pd.DataFrame:
 
 def study_summary(name: str, runs: pd.DataFrame) -> pd.DataFrame:
     """Per study point, method and ε: the common task's summary (mean error, 95 % interval, δ, costs), with the
-    study point's columns first."""
+    study point's columns first. The ``views`` study has no runs to summarise: its rows are its summary."""
+    if name == "views":
+        return runs.copy()
     keys = POINT_KEYS[name]
     frames = []
     for point, group in runs.groupby(keys, sort=False):

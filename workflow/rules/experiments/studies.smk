@@ -77,7 +77,7 @@ rule study_figure:
     wildcard_constraints:
         study="|".join(STUDY_NAMES),
     params:
-        cfg=global_params("studies.delta", "studies.adjacency", "studies.runs"),
+        cfg=global_params("studies.delta", "studies.adjacency", "studies.runs", "studies.views"),
         code=code_of("study_figure.py"),
     log:
         f"{LOGS}/studies/{{study}}_figure.log",
