@@ -89,12 +89,21 @@ def test_each_point_is_calibrated_to_its_own_limit_and_settings_do_not_disturb_e
         assert row["delta_limit"] == limit
         if row["privacy_column"] == "certified" and row.name[0] != "ldp":  # ldp: the classic formula, not calibrated
             assert row["delta"] == pytest.approx(limit, rel=1e-6)
-    # The standard setting's generators are unchanged by another setting's existence; a second setting draws anew.
+    # The standard setting's generators are unchanged by another setting's existence; a second setting draws anew
+    # unless it reuses the standard's draws (distance_one: then a method whose σ does not change gives the same
+    # runs: the one-direction power step has Δ = 1 under both adjacencies).
     standard = run_methods(task, [1.0], 1e-5, 4, 0, OPTIONS, dataset="toy")
     again = run_methods(task, [1.0], [1e-5], 4, 0, OPTIONS, dataset="toy")
-    other = run_methods(task, [1.0], 1e-5, 4, 0, OPTIONS, dataset="toy", setting="distance_one")
+    other = run_methods(task, [1.0], 1e-5, 4, 0, OPTIONS, dataset="toy", setting="journal_delta_limits")
+    paired = run_methods(task, [1.0], 1e-5, 4, 0, {**OPTIONS, "adjacency": "distance_one"}, dataset="toy",
+                         setting="distance_one", draws=STANDARD)  # fmt: skip
     np.testing.assert_array_equal(standard["error"], again["error"])
     assert not np.array_equal(standard["error"], other["error"])
+    same_sigma = standard["method"] == "ddppm_certified"
+    np.testing.assert_array_equal(standard["error"][same_sigma], paired["error"][same_sigma])
+    assert not np.array_equal(standard["error"][standard["method"] == "conventional"],
+                              paired["error"][paired["method"] == "conventional"])  # fmt: skip
+    assert common_setting("distance_one", _config()).draws == STANDARD
 
 
 def test_distance_one_scales_noise_by_the_sensitivity_ratio() -> None:

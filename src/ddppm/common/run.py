@@ -32,20 +32,23 @@ def run_methods(
     methods: Mapping[str, Any] | None = None,
     dataset: str = "",
     setting: str = STANDARD,
+    draws: str | None = None,
 ) -> pd.DataFrame:
     """Every run of every method (default: :func:`ddppm.common.base.common_task_methods`) at every ε, each
     calibrated to its δ limit (``delta_limit``: one for every ε, or one per ε).
 
-    Runs of one (method, ε) draw from generators labelled by (dataset, k, method, ε, run index), and by the
-    setting's name outside the standard setting, so a run can be replayed alone and adding a method or a
-    setting changes no other numbers."""
+    Runs of one (method, ε) draw from generators labelled by (dataset, k, method, ε, run index), and by
+    ``draws`` (default: the setting's name) outside the standard setting, so a run can be replayed alone and
+    adding a method or a setting changes no other numbers; a setting that changes only the noise level at the
+    standard's points draws as the standard (``draws="standard"``), so the two are compared run for run."""
     methods = common_task_methods() if methods is None else methods
     limits = np.broadcast_to(np.asarray(delta_limit, float), (len(eps_grid),))
     frames = []
     for name, method in methods.items():
         for eps, limit in zip(eps_grid, limits, strict=True):
             calibrated = method.common_calibrate(task, float(eps), float(limit), options)
-            label = (dataset, task.k, name, float(eps)) + (() if setting == STANDARD else (setting,))
+            stream = setting if draws is None else draws
+            label = (dataset, task.k, name, float(eps)) + (() if stream == STANDARD else (stream,))
             rngs = run_generators(seed, label, range(runs))
             start = time.perf_counter()
             V_hat = method.common_estimate(task, calibrated, rngs, options)
@@ -106,6 +109,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
             error_mean=errors.mean(),
             error_ci_lo=errors.mean() - half,
             error_ci_hi=errors.mean() + half,
+            error_median=float(np.median(errors)),
             captured_variance_mean=group["captured_variance"].mean(),
             seconds_per_run=group["seconds_per_run"].mean(),
         )

@@ -7,7 +7,8 @@ A setting fixes the adjacency and, per data set, the (ε, δ limit) points every
   answer of the README is this setting's.
 * ``distance_one``: the same points under the other adjacency, the journal's ``‖x − x′‖ ≤ 1`` (smaller
   sensitivities, :mod:`ddppm.common.adjacency`): what the weaker neighbour notion buys. It is the standard's
-  twin, so it is refused when ``common.adjacency`` already is ``distance_one``.
+  twin (it reuses the standard's random draws, so the comparison is paired), so it is refused when
+  ``common.adjacency`` already is ``distance_one``.
 * ``journal_delta_limits``: the journal's own points, the top-level ``epsilons`` with ``delta_limits.<name>``
   (one limit per ε, §IV-B of the journal paper), on the data sets that have limits; adjacency
   ``common.adjacency``. These limits are far looser than 10⁻⁵ at small ε (0.38 at ε = 1), which is where a
@@ -40,6 +41,9 @@ class Setting:
     name: str
     adjacency: str
     points: dict[str, tuple[tuple[float, float], ...]]
+    draws: str = ""
+    """The setting whose random draws this one reuses (``standard`` for ``distance_one``: same points, only σ
+    changes, so the comparison is paired run for run); empty: its own."""
 
     @property
     def datasets(self) -> list[str]:
@@ -69,7 +73,7 @@ def common_setting(name: str, config: dict[str, Any]) -> Setting:
                 "common.settings: `distance_one` repeats the standard setting (common.adjacency is distance_one); "
                 "remove it from common.settings or set common.adjacency: replace_one"
             )
-        return Setting(name, "distance_one", {ds: standard for ds in datasets})
+        return Setting(name, "distance_one", {ds: standard for ds in datasets}, draws=STANDARD)
     if name == "journal_delta_limits":
         limits = config.get("delta_limits", {})
         epsilons = [float(e) for e in config.get("epsilons", [])]

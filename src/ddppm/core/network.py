@@ -59,10 +59,10 @@ __all__ = [
 TOPOLOGIES: tuple[str, ...] = (
     "paper_ring", "ring", "path", "star", "complete", "grid", "erdos_renyi", "random_regular"
 )  # fmt: skip
+"""Valid values of the configuration key ``network.topology``."""
 RANDOM_REGULAR_DEGREE = 4
 """Every agent's number of neighbours in ``random_regular`` (a sparse expander: λ₂ stays bounded away from 1 as
 m grows, unlike the ring's); min(4, m − 1) with fewer than five agents."""
-"""Valid values of the configuration key ``network.topology``."""
 
 _MH_FIX = "use Metropolis–Hastings weights: ddppm.core.network.metropolis_hastings_weights(graph)"
 

@@ -71,7 +71,8 @@ def runs_of_dataset(
         task = CommonTask.from_problem(problem, k)
         frames.append(
             run_methods(task, list(eps), list(limits), section["runs"], section["seed"],
-                        options(section, chosen.adjacency), dataset=dataset, setting=setting)
+                        options(section, chosen.adjacency), dataset=dataset, setting=setting,
+                        draws=chosen.draws or None)
         )  # fmt: skip
     return pd.concat(frames, ignore_index=True)
 

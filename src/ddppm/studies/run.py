@@ -127,7 +127,8 @@ def consensus_grid(c_star: int, points: int) -> list[int]:
 
 
 def study_consensus(section: dict[str, Any]) -> pd.DataFrame:
-    """Every run at every c from 1 to the Theorem 3 choice (``consensus.target`` share of sin²), one topology."""
+    """Every run at every c from 1 to the Theorem 3 choice (``consensus.target`` share of sin²), one topology.
+    Every c draws the same noise and starts (one generator label for the study), so the curve over c is paired."""
     cfg = section["consensus"]
     X = _rows(section, section["data"]["n"])
     base = scale_task(X, int(cfg["m"]), cfg["topology"], 1, int(section["k"]), int(section["seed"]))
@@ -136,7 +137,7 @@ def study_consensus(section: dict[str, Any]) -> pd.DataFrame:
     for c in consensus_grid(c_star, int(cfg["points"])):
         task = scale_task(X, int(cfg["m"]), cfg["topology"], c, int(section["k"]), int(section["seed"]))
         frames.append(
-            _run(section, task, [cfg["eps"]], f"consensus/{c}", topology=cfg["topology"], m=int(cfg["m"]), c=c,
+            _run(section, task, [cfg["eps"]], "consensus", topology=cfg["topology"], m=int(cfg["m"]), c=c,
                  c_theorem3=c_star, lambda2=lambda2_of(task.W), consensus_term=consensus_term(task, c))
         )  # fmt: skip
     return pd.concat(frames, ignore_index=True)

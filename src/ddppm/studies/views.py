@@ -7,8 +7,9 @@ when the laws are mutually singular; ``paper``: eq. 42–43's projection onto Σ
 lower the divergence, so it can understate δ) and on the neighbour (``heuristic``: our guess of the paper's;
 ``worst``: the search, a lower bound). This study evaluates every combination at one parameter set per data set:
 Corollary 1's α = 1/√(μ₁μ₂), σ_q = 1/√n and a geometric noise schedule of effective noise η (as
-``benchmarks/bench_threat_models.py``), on each journal data set as the default run prepares it (4 agents, the
-paper's ring, c = 20). It is what the preset ``workflow/presets/paper_view.yaml`` (the paper view with eq. 43's
+``benchmarks/bench_threat_models.py``), on each journal data set prepared with the schema's defaults (4 agents,
+the paper's ring, c = 20: what the default config runs; the run's own ``dataset_options`` and ``network`` are
+not read). It is what the preset ``workflow/presets/paper_view.yaml`` (the paper view with eq. 43's
 projection) asked for and never got beside the other views. No Monte Carlo: one row per point.
 """
 

@@ -189,8 +189,9 @@ def delta_curve(
 
     If no candidate met the limit at this ε, the candidate with the least recorded δ is used (confirmed with
     every pair where any was, else screened) and the table says so; ``delta_recorded`` is the δ the calibration
-    recorded for the candidate at this ε (at ``T_calibrated`` the curve's δ is at least that, and equal for a
-    calibrated choice). ``neighbours`` (the calibration's ``meta["neighbours"]``) replaces the neighbour search
+    recorded for the candidate at this ε (at ``T_calibrated`` the curve's δ is at least that; for a calibrated
+    choice it is equal unless the floor's neighbours below leak more than the calibration's, which then shows).
+    ``neighbours`` (the calibration's ``meta["neighbours"]``) replaces the neighbour search
     at every T, narrowed to those every recorded δ used (:func:`_worst_of_calibration`, with ``screen``, its
     ``meta["screen_pairs"]``), plus the worst neighbours the parameter-free floor found under the model's view
     (``floor``, :func:`floor_table`; :func:`floor_neighbours`): without them an infeasible point's curve, whose
