@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common.certified import certified_delta, composed_mu
+from ddppm.common.certified import certified_delta, composed_mu, noise_multiplier
 from ddppm.common.task import CommonTask
 
 COMMON_TASK = "principal_subspace"
@@ -67,6 +67,16 @@ def certified(
     sigmas = [r.sigma for r in releases for _ in range(r.count)]
     delta = certified_delta(composed_mu(sens, sigmas), eps)
     return Calibrated(float(eps), float(delta_limit), dict(params), tuple(releases), delta)
+
+
+def single_release(eps: float, delta_limit: float, sensitivity: float, multiplier: float | None = None) -> Calibrated:
+    """One Gaussian mechanism of L2 sensitivity Δ = ``sensitivity`` with noise σ = ``multiplier`` · Δ per
+    coordinate (default: the analytic Gaussian calibration to (ε, δ limit)), and the δ it certifies. Its params
+    are ``sigma`` (the noise standard deviation) and ``sensitivity``."""
+    factor = noise_multiplier(eps, delta_limit) if multiplier is None else float(multiplier)
+    sigma = factor * sensitivity
+    return certified(eps, delta_limit, {"sigma": sigma, "sensitivity": sensitivity},
+                     [GaussianRelease(sensitivity, sigma)])  # fmt: skip
 
 
 class CommonTaskMethod(ABC):

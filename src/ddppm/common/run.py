@@ -91,6 +91,12 @@ def _noise_multiplier(calibrated: Any) -> float:
     return float(ratios.pop()) if len(ratios) == 1 else float("nan")
 
 
+def reference_eps(eps_values: Any, preferred: float = 5.0) -> float:
+    """The ε a sentence or table quotes: ``preferred`` when the grid has it, else the grid's middle value."""
+    grid = sorted({float(e) for e in eps_values})
+    return preferred if preferred in grid else grid[len(grid) // 2]
+
+
 SUMMARY_KEYS = ["setting", "dataset", "k", "method", "trust_model", "privacy_column", "eps"]
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ddppm.common.base import common_task_methods
 from ddppm.common.bounds import bounds_at_points
-from ddppm.common.run import not_certified, run_methods, summarise, which_method
+from ddppm.common.run import not_certified, reference_eps, run_methods, summarise, which_method
 from ddppm.common.settings import STANDARD, common_setting, common_settings
 from ddppm.common.task import CommonTask
 from ddppm.core.errors import ConfigError
@@ -100,11 +100,6 @@ def _standard(table: pd.DataFrame | None, setting: str = STANDARD) -> pd.DataFra
     return table[table["setting"] == setting]
 
 
-def _middle_eps(eps_values: Any, preferred: float = 5.0) -> float:
-    grid = sorted(set(float(e) for e in eps_values))
-    return preferred if preferred in grid else grid[len(grid) // 2]
-
-
 def findings(
     which: pd.DataFrame, summary: pd.DataFrame, section: dict[str, Any], beside: pd.DataFrame | None = None
 ) -> list[str]:
@@ -118,7 +113,7 @@ def findings(
         f"Setting: δ = {section['delta']:g}, adjacency {section['adjacency']}, {section['runs']} runs per point, "
         f"power methods with L = {section['iterations']}; error = ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k).",
     ]
-    eps = _middle_eps(which["eps"])
+    eps = reference_eps(which["eps"])
     for (dataset, k), group in which[which["eps"] == eps].groupby(["dataset", "k"], sort=False):
         best = group.set_index("trust_model")
         parts = []
@@ -160,7 +155,7 @@ def second_setting_findings(
         points = summary[(summary["setting"] == setting) & (summary["k"] == 1)]
         for dataset, group in at.groupby("dataset", sort=True):
             n_points = points[points["dataset"] == dataset]["eps"].nunique()
-            eps = _middle_eps(group["eps"])
+            eps = reference_eps(group["eps"])
             row = group[(group["eps"] == eps) & (group["trust_model"] == "local")]
             parts = []
             if len(row):
@@ -194,9 +189,9 @@ def which_method_markdown(which: pd.DataFrame, summary: pd.DataFrame, k: int = 1
     for each trust level at (k, ε), with the chance level. ``k``/``ε`` fall back to the smallest rank and the
     grid's middle when the run has no such point. The standard setting's rows only."""
     which, summary = _standard(which), _standard(summary)
-    ranks, eps_grid = sorted(set(which["k"])), sorted(set(which["eps"]))
+    ranks = sorted(set(which["k"]))
     k = k if k in ranks else ranks[0]
-    eps = eps if eps in eps_grid else eps_grid[len(eps_grid) // 2]
+    eps = reference_eps(which["eps"], eps)
     chance = summary[summary["k"] == k].groupby("dataset")["chance_error"].first()
     lines = [
         f"| data set (k = {k}, ε = {eps:g}) | " + " | ".join(text for _, text in TRUST_COLUMNS) + " | chance |",

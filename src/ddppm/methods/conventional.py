@@ -19,8 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod, GaussianRelease, certified, top_k
-from ddppm.common.certified import noise_multiplier
+from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod, single_release, top_k
 from ddppm.common.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
 from ddppm.privacy.mechanisms import symmetric_gaussian
@@ -36,9 +35,7 @@ class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
     source = "standard (Imtiaz & Sarwate 2018, §III)"
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
-        delta = release_sensitivity("upper_triangle", options["adjacency"])
-        sigma = noise_multiplier(eps, delta_limit) * delta
-        return certified(eps, delta_limit, {"sigma": sigma, "sensitivity": delta}, [GaussianRelease(delta, sigma)])
+        return single_release(eps, delta_limit, release_sensitivity("upper_triangle", options["adjacency"]))
 
     def common_estimate(
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]

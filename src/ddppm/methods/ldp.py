@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import Calibrated, CommonTaskMethod, GaussianRelease, certified, top_k
+from ddppm.common.base import Calibrated, CommonTaskMethod, single_release, top_k
 from ddppm.common.sampling import noisy_gram
 from ddppm.common.task import CommonTask
 from ddppm.core.metrics import sin_error
@@ -75,8 +75,8 @@ class _GaussianLDP(Method, CommonTaskMethod):
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         delta = release_sensitivity("rows", options["adjacency"])
-        sigma = self.sigma(eps, delta_limit) * delta  # both calibrations are linear in the sensitivity
-        return certified(eps, delta_limit, {"sigma": sigma, "sensitivity": delta}, [GaussianRelease(delta, sigma)])
+        # Both calibrations (classic, analytic) are linear in the sensitivity: σ = σ(ε, δ; Δ = 1) · Δ.
+        return single_release(eps, delta_limit, delta, multiplier=self.sigma(eps, delta_limit))
 
     def common_estimate(
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]

@@ -33,6 +33,13 @@ def _band(ax: Any, x: np.ndarray, g: pd.DataFrame, colour: str, **style: Any) ->
     return line
 
 
+def _reference_band(ax: Any, row: pd.Series, colour: str) -> Any:
+    """A method the study point does not change (it sums exactly), drawn across the panel: its mean error as a
+    dotted line over its 95 % interval."""
+    ax.axhspan(row["error_ci_lo"], row["error_ci_hi"], color=colour, alpha=0.12, linewidth=0)
+    return ax.axhline(row["error_mean"], color=colour, linestyle=":", linewidth=1.2)
+
+
 def _log_error_axis(ax: Any, summary: pd.DataFrame) -> None:
     """A log error axis from just under the smallest interval to just over the chance level (errors span
     0.005–1: on a linear axis the good methods would sit on top of each other)."""
@@ -104,11 +111,7 @@ def topology_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], ti
                 offset = (4, 6 if i % 2 == 0 else -12)  # alternate above and below: no label on another
                 left.annotate(topology.replace("_", " "), (g, e), textcoords="offset points", xytext=offset, fontsize=7)
         for name, rows in exact.groupby("method", sort=False):
-            row = rows.iloc[0]
-            handles[styles[name]["label"] + " (exact sums)"] = left.axhline(
-                row["error_mean"], color=colours[name], linestyle=":", linewidth=1.2
-            )
-            left.axhspan(row["error_ci_lo"], row["error_ci_hi"], color=colours[name], alpha=0.12, linewidth=0)
+            handles[styles[name]["label"] + " (exact sums)"] = _reference_band(left, rows.iloc[0], colours[name])
         left.set_xscale("log")
         left.set_xlabel("spectral gap 1 − λ₂(W) (log)")
         _log_error_axis(left, summary)
@@ -148,11 +151,7 @@ def consensus_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], t
                 g = rows.sort_values("c")
                 handles[styles[name]["label"]] = _band(left, g["c"].to_numpy(float), g, colours[name], marker="o")
             else:
-                row = rows.iloc[0]
-                handles[styles[name]["label"] + " (exact sums)"] = left.axhline(
-                    row["error_mean"], color=colours[name], linestyle=":", linewidth=1.2
-                )
-                left.axhspan(row["error_ci_lo"], row["error_ci_hi"], color=colours[name], alpha=0.12, linewidth=0)
+                handles[styles[name]["label"] + " (exact sums)"] = _reference_band(left, rows.iloc[0], colours[name])
         for ax in (left, right):
             ax.axvline(c_star, color="0.3", linestyle="-.", linewidth=1)
             ax.set_xscale("log")

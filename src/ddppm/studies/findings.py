@@ -5,21 +5,17 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ddppm.common.run import reference_eps
 from ddppm.studies.run import not_run
 from ddppm.studies.views import views_findings
 
 GOSSIP = "gossip"
 
 
-def _eps(summary: pd.DataFrame) -> float:
-    grid = sorted(set(summary["eps"]))
-    return 5.0 if 5.0 in grid else grid[len(grid) // 2]
-
-
 def agents_findings(summary: pd.DataFrame) -> list[str]:
     """Per sizing at ε = 5 (or the middle ε): each method's error at the smallest and the largest m, per topology
     for a gossip method (the others sum exactly: the topology does not change them)."""
-    eps = _eps(summary)
+    eps = reference_eps(summary["eps"])
     at = summary[summary["eps"] == eps]
     lo, hi = int(at["m"].min()), int(at["m"].max())
     lines = []

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddppm.common.run import reference_eps
 from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
 from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule
 from ddppm.testing import paper_problem
@@ -83,8 +84,7 @@ def study_views(section: dict[str, Any]) -> pd.DataFrame:
 def views_findings(summary: pd.DataFrame) -> list[str]:
     """Per data set at ε = 5 (or the middle ε): δ under each view and accountant, and how far the paper's own
     choices (paper view, Chernoff, guessed neighbour, eq. 43's projection) sit under the network view's search."""
-    grid = sorted(set(summary["eps"]))
-    eps = 5.0 if 5.0 in grid else grid[len(grid) // 2]
+    eps = reference_eps(summary["eps"])
     lines = []
     for dataset, group in summary[summary["eps"] == eps].groupby("dataset", sort=False):
         cells = [f"{setting_label(r)} {r['delta']:.3g}" for _, r in group.iterrows()]
