@@ -340,3 +340,62 @@ def test_golden_section_matches_dense_grid_minimum(sign):
             brute = min(0.0, float(obj.min()), float(fobj.min()))
             assert got[k] <= 0
             assert got[k] == pytest.approx(brute, rel=1e-8, abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------------- low-rank route
+
+
+def _low_rank_case(seed: int, N: int = 40, K: int = 60, rank: int = 3):
+    """``F₂ = F₁ + (rank-r update)``: the shape of a D-DP-PM neighbour (one row moves the whole model a little)."""
+    rng = np.random.default_rng(seed)
+    F1 = rng.standard_normal((N, K)) / np.sqrt(K)
+    F2 = F1 + 0.4 * rng.standard_normal((N, rank)) @ rng.standard_normal((rank, K)) / np.sqrt(K)
+    dmu = rng.standard_normal((N, rank)) @ rng.standard_normal((rank, 2))  # two realisations
+    return F1, F2, dmu
+
+
+def test_low_rank_route_matches_dense_route_and_the_direct_cgf(monkeypatch):
+    """The low-rank route of diagonalize (rank(F₂ − F₁) = 3 of 40) gives the dense route's β, the direct
+    K(s) from slogdet/solve (ddppm.methods.ddppm.reference.cgf_direct) and the same exact tails."""
+    import ddppm.privacy.gaussian as gaussian
+    from ddppm.methods.ddppm.reference import cgf_direct
+    from ddppm.privacy.tails import pair_tail_deltas
+
+    F1, F2, dmu = _low_rank_case(41)
+    support = SupportBasis.of_factor(F1)
+    low = diagonalize(support, F1, F2)
+    monkeypatch.setattr(gaussian, "LOW_RANK_SHARE", 0.0)
+    dense = diagonalize(support, F1, F2)
+    assert low.residual is not None and dense.residual is None  # both routes were taken
+    assert low.beta.size <= 2 * 3 + 1 < dense.beta.size
+    big = np.sort(dense.beta[np.abs(dense.beta) > 1e-9])
+    np.testing.assert_allclose(np.sort(low.beta[np.abs(low.beta) > 1e-9]), big, rtol=1e-9)
+    S1, S2 = F1 @ F1.T, F2 @ F2.T
+    w_low, _ = low.coordinates(dmu)
+    for s in (-0.3, 0.2, 1.5):
+        for r in range(dmu.shape[1]):
+            direct = cgf_direct(s, S1, S2, dmu[:, r])
+            assert cgf(np.array([s]), low.beta, w_low[:, [r]] ** 2)[0, 0] == pytest.approx(direct, rel=1e-8)
+    eps = np.array([0.5, 2.0, 8.0])
+    a, b = pair_tail_deltas(low, dmu, eps, "exact"), pair_tail_deltas(dense, dmu, eps, "exact")
+    for x, y in ((a.delta, b.delta), (a.hockey, b.hockey)):
+        np.testing.assert_allclose(x, y, rtol=1e-7)
+    assert 1e-6 < a.delta.min() < a.delta.max() < 1  # not vacuous
+    np.testing.assert_allclose(kl_divergence(low, dmu), kl_divergence(dense, dmu), rtol=1e-9)
+
+
+def test_low_rank_route_keeps_the_support_checks():
+    """N > K (Σ₁ singular): an update inside Σ₁'s range stays absolutely continuous; one that leaves it is
+    mutually singular (δ = 1), on the low-rank route as on the dense one."""
+    rng = np.random.default_rng(42)
+    F1 = rng.standard_normal((60, 40)) / np.sqrt(40)
+    support = SupportBasis.of_factor(F1)
+    assert support.V0.shape[1] == 20
+    inside = F1 + 0.3 * (support.V @ rng.standard_normal((40, 2))) @ rng.standard_normal((2, 40)) / np.sqrt(40)
+    outside = F1 + 0.3 * (support.V0[:, :1] @ rng.standard_normal((1, 40)))
+    ok, bad = diagonalize(support, F1, inside), diagonalize(support, F1, outside)
+    assert ok.residual is not None and bad.residual is not None
+    assert ok.singular is None and bad.singular is not None
+    np.testing.assert_array_equal(deltas_from_pair(bad, np.zeros(60), [1.0]).delta, 1.0)
+    _, left = ok.coordinates(support.V0[:, :1])  # a mean difference off the support is caught too
+    assert left.all()

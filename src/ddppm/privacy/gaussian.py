@@ -83,6 +83,11 @@ class GaussianPair:
     singular
         Why the two laws are mutually singular (then ``ℒ = ±∞`` with positive probability and δ = 1),
         or ``None``.
+    residual
+        Low-rank pairs only (:func:`diagonalize`): ``(S⁻¹Vᵀ, B)``. Every whitened direction outside the
+        orthonormal ``B`` has ``γ = 1``; they are merged into the last coordinate (``β = 0``, the last entry
+        of ``beta``), whose ``w`` is the length of ``S⁻¹VᵀΔμ`` outside ``B``. The privacy loss is unchanged:
+        directions with ``γ = 1`` are N(0, 1) under both laws and enter ``ℒ`` only through ``Σ w_k x_k``.
     """
 
     beta: np.ndarray
@@ -90,16 +95,54 @@ class GaussianPair:
     V0: np.ndarray | None
     mean_tol: float
     singular: str | None
+    residual: tuple[np.ndarray, np.ndarray] | None = None
 
     def coordinates(self, delta_mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``w`` (``r × R``) for mean differences ``Δμ`` (columns), and a mask of columns whose ``Δμ``
         leaves the support (only checked in ``support`` mode)."""
         delta_mu = delta_mu[:, None] if delta_mu.ndim == 1 else delta_mu
         w = self.whiten @ delta_mu
+        if self.residual is not None:
+            to_whitened, basis = self.residual
+            x = to_whitened @ delta_mu
+            rest = np.linalg.norm(x - basis @ (basis.T @ x), axis=0)
+            w = np.vstack([w, rest[None, :]])
         if self.V0 is None or self.V0.shape[1] == 0:
             return w, np.zeros(delta_mu.shape[1], bool)
         outside = np.linalg.norm(self.V0.T @ delta_mu, axis=0) > self.mean_tol
         return w, outside
+
+
+LOW_RANK_SHARE = 0.25
+""":func:`diagonalize` takes its low-rank route when ``F₂ − F₁`` has rank at most this share of the support's."""
+
+
+def difference_range(F1: np.ndarray, F2: np.ndarray, max_rank: int, seed: int = 0) -> np.ndarray | None:
+    """An orthonormal ``Q`` (``N × r``) with ``‖(I − QQᵀ)(F₂ − F₁)‖_F ≤ 16 ε_mach max(‖F₁‖_F, ‖F₂‖_F)``, or
+    ``None`` if that needs more than ``max_rank`` columns.
+
+    A randomised range finder (Halko, Martinsson & Tropp 2011, Alg. 4.2) whose residual is checked exactly, so
+    the answer does not depend on the random draw beyond round-off. The tolerance is the round-off of forming
+    ``F₂ − F₁`` itself (which the dense route of :func:`diagonalize` differences entry by entry): dropping a
+    residual that small is as accurate as the dense route.
+    """
+    diff = F2 - F1
+    tol = 8 * np.finfo(float).eps * max(float(np.linalg.norm(F1)), float(np.linalg.norm(F2)))
+    if float(np.linalg.norm(diff)) <= tol:
+        return np.zeros((F1.shape[0], 0))
+    rng = np.random.default_rng(seed)
+    Q = np.zeros((diff.shape[0], 0))
+    width = min(8, max_rank)
+    while width > 0:
+        Y = diff @ rng.standard_normal((diff.shape[1], width))
+        Q, _ = np.linalg.qr(np.hstack([Q, Y - Q @ (Q.T @ Y)]))
+        if float(np.linalg.norm(diff - Q @ (Q.T @ diff))) <= tol:
+            # keep the directions the difference really uses (the draw may have more columns than its rank)
+            U, s, _ = np.linalg.svd(Q.T @ diff, full_matrices=False)
+            tail = np.sqrt(np.cumsum(s[::-1] ** 2))[::-1]  # tail[k]: what dropping directions k, k+1, … costs
+            return Q @ U[:, : int(np.sum(tail > tol))]
+        width = min(Q.shape[1], max_rank - Q.shape[1])  # double the width, up to max_rank columns
+    return None
 
 
 def diagonalize(support: SupportBasis, F1: np.ndarray, F2: np.ndarray, rank_mode: str = "support") -> GaussianPair:
@@ -111,17 +154,39 @@ def diagonalize(support: SupportBasis, F1: np.ndarray, F2: np.ndarray, rank_mode
     of ``Σ₁`` and reports mutual singularity when ``Σ₂`` has mass outside it or is singular inside it, i.e.
     when ``Σ₁ + Σ₂`` has a larger range than either. ``paper`` mode (eq. 42–43) projects both onto the
     top eigenvectors of ``Σ₁`` and ignores the rest; by data processing it can only understate δ.
+
+    Low-rank route: when ``F₂ − F₁`` has rank ``r`` of at most :data:`LOW_RANK_SHARE` of the support's
+    (:func:`difference_range`; a D-DP-PM neighbour changes one row, and the whole release model by a matrix of
+    rank ≲ T²), ``Γ − I`` has rank ≤ 2r and is diagonalised in that subspace: O(N·K·r) instead of O(N³), and
+    the pair has ≤ 2r + 1 coordinates instead of N (the rest are merged, :class:`GaussianPair`), which is what
+    the exact tails' cost grows with. It gives the dense route's β (tested) up to round-off.
     """
     if rank_mode not in RANK_MODES:
         raise ConfigError(f"methods.ddppm.privacy.rank_mode: unknown mode {rank_mode!r}; use one of {RANK_MODES}")
     if F1.shape != F2.shape:
         raise ValueError(f"covariance factors must have the same shape, got {F1.shape} and {F2.shape}")
     inv_s = 1.0 / support.sv
-    E = inv_s[:, None] * (support.V.T @ (F2 - F1))
     G1 = support.Yt
-    cross = G1 @ E.T
-    beta, U = np.linalg.eigh(cross + cross.T + E @ E.T)
-    whiten = U.T @ (inv_s[:, None] * support.V.T)
+    to_whitened = inv_s[:, None] * support.V.T
+    Q = difference_range(F1, F2, int(LOW_RANK_SHARE * support.sv.size)) if support.sv.size >= 16 else None
+    residual = None
+    if Q is None:
+        E = to_whitened @ (F2 - F1)
+        cross = G1 @ E.T
+        beta, U = np.linalg.eigh(cross + cross.T + E @ E.T)
+        whiten = U.T @ to_whitened
+    else:
+        # F₂ − F₁ = Q Z has rank r, so E = (S⁻¹VᵀQ) Z and Γ − I = G₁Eᵀ + EG₁ᵀ + EEᵀ lives in the span of
+        # S⁻¹VᵀQ and G₁Zᵀ (≤ 2r directions): diagonalise it there; γ = 1 on the rest (merged, see GaussianPair).
+        Z = Q.T @ (F2 - F1)
+        a, c = to_whitened @ Q, G1 @ Z.T
+        basis = _orthonormal(np.hstack([a, c]))
+        ab, cb = basis.T @ a, basis.T @ c
+        cross = cb @ ab.T
+        beta, U = np.linalg.eigh(cross + cross.T + ab @ (Z @ Z.T) @ ab.T)
+        whiten = U.T @ (basis.T @ to_whitened)
+        beta = np.append(beta, 0.0)
+        residual = (to_whitened, basis)
     singular = None
     V0 = None
     if rank_mode == "support":
@@ -137,7 +202,16 @@ def diagonalize(support: SupportBasis, F1: np.ndarray, F2: np.ndarray, rank_mode
         # In either mode a (numerically) singular Σ₂ on the retained subspace makes the laws mutually singular.
         singular = "the original release law has mass where the adjacent one has none"
     mean_tol = float(np.sqrt(support.rtol * support.lam_max))
-    return GaussianPair(beta=beta, whiten=whiten, V0=V0, mean_tol=mean_tol, singular=singular)
+    return GaussianPair(beta=beta, whiten=whiten, V0=V0, mean_tol=mean_tol, singular=singular, residual=residual)
+
+
+def _orthonormal(M: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the column space of ``M`` (singular values above round-off)."""
+    if M.shape[1] == 0:
+        return M
+    U, s, _ = np.linalg.svd(M, full_matrices=False)
+    keep = s > s.max(initial=0.0) * max(M.shape) * np.finfo(float).eps
+    return U[:, keep]
 
 
 def cgf(s: np.ndarray, beta: np.ndarray, w2: np.ndarray) -> np.ndarray:
