@@ -51,6 +51,8 @@ FIG2_FLOORS = {}
 VERDICT_INPUTS = []
 # Lower-bound tables on a method's δ for every parameter choice (ddppm.common.bounds), from methods' rule files.
 COMMON_LOWER_BOUNDS = []
+# Runs (the common task's runs format) of methods calibrated under a searched threat model, from methods' rule files.
+COMMON_SEARCHED_RUNS = []
 # Reference curves (label, ε, δ, error_mean per data set) that a method's rule file adds to the journal method's
 # calibration-frontier figure: a method whose δ holds under every threat model (the certified D-DP-PM).
 FRONTIER_REFERENCES = []

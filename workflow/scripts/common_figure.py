@@ -1,6 +1,6 @@
 """Rule common_figure: the common task's figure for one data set."""
 
-from ddppm.common.base import common_task_methods
+from ddppm.common.base import method_styles
 from ddppm.common.settings import SETTING_TITLES
 from ddppm.core.io import read_parquet
 from ddppm.data import LABELS
@@ -14,7 +14,7 @@ dataset = snakemake.wildcards.dataset
 summary, _ = read_parquet(snakemake.input[0])
 setting = snakemake.params.setting
 summary = summary[(summary["dataset"] == dataset) & (summary["setting"] == setting)]
-styles = {name: method.common_style() for name, method in common_task_methods().items()}
+styles = method_styles()
 section = cfg["common"]
 where = SETTING_TITLES[setting].format(delta=section["delta"], adjacency=section["adjacency"])
 title = f"The common task on {LABELS.get(dataset, dataset)}: {where}"

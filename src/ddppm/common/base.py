@@ -123,3 +123,13 @@ def common_task_methods() -> dict[str, Any]:
 
     methods = available_methods(task=None).items()
     return {name: m for name, m in methods if isinstance(m, CommonTaskMethod) and m.runs_common_task}
+
+
+def method_styles() -> dict[str, dict[str, Any]]:
+    """Legend entry and line style of every registered method: a common-task method's :meth:`common_style`, any
+    other method's own (e.g. D-DP-PM's, whose searched rows a method's rule file adds to the common task)."""
+    from ddppm.methods import available_methods
+
+    styles = {name: m.plot_style() for name, m in available_methods(task=None).items() if hasattr(m, "plot_style")}
+    styles.update({name: m.common_style() for name, m in common_task_methods().items()})
+    return styles

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ddppm.common.base import common_task_methods
+from ddppm.common.base import method_styles
 from ddppm.common.bounds import bounds_at_points
 from ddppm.common.run import not_certified, reference_eps, run_methods, summarise, which_method
 from ddppm.common.settings import STANDARD, common_setting, common_settings
@@ -22,6 +22,7 @@ from ddppm.core.problem import DistributedProblem
 from ddppm.data import DATASETS
 from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.pipeline.config import check_prepared_dataset
+from ddppm.privacy.threat_models import resolve
 
 TRUST_COLUMNS = (("local", "no trusted party"), ("secure_aggregation", "secure aggregation"),
                  ("central", "a trusted curator"))  # fmt: skip
@@ -40,6 +41,41 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
             if ds not in config["datasets"]:
                 check_prepared_dataset(config, ds)
         common_settings(config)  # each second setting of common.settings can be built
+        check_searched(section["searched"], section, config)
+
+
+def check_searched(searched: dict[str, Any], section: dict[str, Any], config: dict[str, Any]) -> None:
+    """``common.searched``: its data sets run in the common task, its threat model searches the worst neighbour."""
+    outside = [ds for ds in searched["datasets"] if ds not in section["datasets"]]
+    if outside:
+        raise ConfigError(
+            f"common.searched.datasets: {outside} are not in common.datasets ({section['datasets']}); add them there "
+            "or remove them here"
+        )
+    model = resolve(searched["threat_model"], config.get("threat_models"), "common.searched.threat_model")
+    if model.adjacency != "worst":
+        raise ConfigError(
+            f"common.searched.threat_model: {searched['threat_model']!r} guesses the neighbour (adjacency "
+            f"{model.adjacency!r}); the common task needs a searched one (adjacency worst, e.g. sound)"
+        )
+
+
+def searched_runs_of_dataset(
+    problem: DistributedProblem, dataset: str, config: dict[str, Any]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The D-DP-PM variants of ``common.searched`` on one data set (:func:`ddppm.methods.ddppm.common_searched.
+    searched_runs`): runs in the common task's format and the calibrations' parameter rows. Their options are the
+    workshop experiment's (``workshop.method_options.<name>``, with its budget split for the workshop variant)."""
+    from ddppm.experiments.workshop import method_options
+    from ddppm.methods.ddppm.common_searched import searched_runs
+
+    section = config["common"]
+    searched = section["searched"]
+    name = searched["threat_model"]
+    definitions = {name: resolve(name, config.get("threat_models"), "common.searched.threat_model").as_dict()}
+    variants = {method: method_options(config["workshop"], method) for method in searched["methods"]}
+    return searched_runs(problem, dataset, section["epsilons"], section["delta"], variants, name, definitions,
+                         int(section["runs"]), int(section["seed"]))  # fmt: skip
 
 
 def settings_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +120,7 @@ def tables(
     methods that ran, and the lower bounds for every parameter choice that methods' rule files publish
     (``bounds``, placed on each setting's (ε, δ limit) points by :func:`ddppm.common.bounds.bounds_at_points`)."""
     summary = summarise(runs)
-    labels = {name: m.common_style()["label"] for name, m in common_task_methods().items()}
+    labels = {name: style["label"] for name, style in method_styles().items()}
     summary.insert(summary.columns.get_loc("method") + 1, "label", summary["method"].map(labels))
     beside = not_certified(summary)
     if bounds is not None and len(bounds) and config is not None:
@@ -137,7 +173,34 @@ def findings(
                 + "; ".join(parts)
                 + " (the worst neighbour a search found: a lower bound)."
             )
-    return lines + second_setting_findings(all_which, all_summary, all_beside)
+    return lines + searched_findings(beside, section) + second_setting_findings(all_which, all_summary, all_beside)
+
+
+def searched_findings(beside: pd.DataFrame | None, section: dict[str, Any]) -> list[str]:
+    """One sentence per (method, data set) calibrated under a searched threat model (``common.searched``): where a
+    choice met the limit for every neighbour the search found, and its error and searched δ at the reference ε."""
+    if beside is None or "feasible" not in beside:
+        return []
+    rows = beside[beside["feasible"].notna()]  # the floors' rows (no calibration) have none
+    lines = []
+    for (label, dataset), group in rows.groupby(["label", "dataset"], sort=False):
+        met = group[group["feasible"].astype(bool)]
+        if met.empty:
+            lines.append(f"Searched, not certified: {label} on {dataset} meets δ = {section['delta']:g} at no ε of "
+                         "the grid, even for the neighbours its search found.")  # fmt: skip
+            continue
+        eps = reference_eps(group["eps"])
+        at = met[met["eps"] == eps]
+        quote = (f"; at ε = {eps:g} error {at['error_mean'].iloc[0]:.3f}, δ at least {at['delta'].iloc[0]:.2g} "
+                 "(the worst neighbour found)") if len(at) else ""  # fmt: skip
+        missing = sorted(set(group["eps"]) - set(met["eps"]))
+        lines.append(
+            f"Searched, not certified: {label} on {dataset} meets δ = {section['delta']:g} for every neighbour its "
+            f"search found at ε ∈ {{{', '.join(f'{e:g}' for e in sorted(met['eps']))}}}{quote}"
+            + (f"; no choice found at ε ∈ {{{', '.join(f'{e:g}' for e in missing)}}}" if missing else "")
+            + " (a lower bound on δ: listed beside the table, never in it)."
+        )
+    return lines
 
 
 def second_setting_findings(

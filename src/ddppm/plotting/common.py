@@ -48,6 +48,10 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                 for i, name in enumerate(names):
                     g = panel[panel["method"] == name].sort_values("eps")
                     st = {**styles[name], "color": colours[name]}
+                    if (
+                        "privacy_column" in g and (g["privacy_column"] == "searched").any()
+                    ):  # never read as a certified δ
+                        st["label"] = f"{st['label']} (searched δ: at least)"
                     x = g["eps"].to_numpy(float) * 10 ** (0.025 * (i - (len(names) - 1) / 2))
                     y, lo, hi = (g[col].to_numpy(float) for col in ("error_mean", "error_ci_lo", "error_ci_hi"))
                     (line,) = ax.plot(

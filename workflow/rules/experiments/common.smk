@@ -46,7 +46,7 @@ rule common_summary:
     """Common task: the summary with costs, the "which method" table, the not-certified list, the findings and the
     README's table."""
     input:
-        runs=COMMON_RUNS,
+        runs=lambda wc: COMMON_RUNS + COMMON_SEARCHED_RUNS,
         bounds=lambda wc: COMMON_LOWER_BOUNDS,
     output:
         summary=report(

@@ -10,6 +10,14 @@ COMMON_LOWER_BOUNDS.append(f"{RESULTS}/methods/ddppm/common_bounds.parquet")
 DDPPM_COMMON_ONLY = (
     [ds for ds in config["common"]["datasets"] if ds not in DATASETS] if "common" in config["experiments"] else []
 )
+# Where the floor leaves room, the journal and workshop D-DP-PM calibrated to the common δ under a searched threat
+# model (common.searched): their runs join the common task's summary, beside its table (privacy column searched).
+DDPPM_COMMON_SEARCHED = (
+    list(config["common"]["searched"]["datasets"])
+    if "common" in config["experiments"] and config["common"]["searched"]["methods"]
+    else []
+)
+COMMON_SEARCHED_RUNS.extend(f"{RESULTS}/methods/ddppm/{ds}/common_searched.parquet" for ds in DDPPM_COMMON_SEARCHED)
 # The landing page's verdict reads the floors and the δ-vs-T curves of every threat model (Fig. 3's data).
 VERDICT_INPUTS.append(f"{RESULTS}/tables/floor.csv")
 VERDICT_INPUTS.extend(
@@ -312,6 +320,44 @@ rule ddppm_common_floor:
         "../../envs/ddppm.yaml"
     script:
         "../../scripts/ddppm_common_floor.py"
+
+
+rule ddppm_common_searched:
+    """D-DP-PM (journal and workshop) on the common task: calibrated to the common δ under a searched threat model on
+    one data set, and its runs (agent 0's consensus of the last z as the estimate)."""
+    input:
+        **problem_files(),
+    output:
+        runs=f"{RESULTS}/methods/ddppm/{{dataset}}/common_searched.parquet",
+        params=f"{RESULTS}/methods/ddppm/{{dataset}}/common_searched_params.parquet",
+    params:
+        cfg=lambda wc: job_params(
+            config,
+            None,
+            (
+                "common.epsilons",
+                "common.delta",
+                "common.runs",
+                "common.seed",
+                "common.searched",
+                "workshop.method_options",
+                "workshop.budget",
+                "workshop.threat_models",
+                "threat_models",
+            ),
+        ),
+        code=code_of("ddppm_common_searched.py"),
+    log:
+        f"{LOGS}/ddppm_common_searched/{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_common_searched/{{dataset}}.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_common_searched.py"
 
 
 rule ddppm_common_bounds:

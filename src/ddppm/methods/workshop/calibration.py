@@ -11,7 +11,7 @@ reported in total terms: ``delta = δ_iterations + δ₁ ≤ δ_limit``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,12 +43,15 @@ def params_from_row(row: pd.Series | dict) -> WorkshopParams:
 class WorkshopCandidates:
     """The workshop mechanism for the shared calibration (:class:`ddppm.methods.ddppm.calibration.CandidateFamily`).
 
-    ``noise_factors[k]`` is the final noise factor at the calibration's k-th ε.
+    ``noise_factors[k]`` is the final noise factor at the calibration's k-th ε. ``metric`` replaces the error of
+    workshop Fig. 1 (the left vector after the final release) where another task calibrates it (the common task's
+    right-vector error, :mod:`ddppm.methods.ddppm.common_searched`).
     """
 
     problem: DistributedProblem
     noise_factors: np.ndarray
     chernoff_bound: str = "theorem1"
+    metric: Callable[[DistributedProblem, WorkshopParams, tuple[np.ndarray, ...]], np.ndarray] | None = None
     config_key = "workshop.method_options.ddppm_workshop.calibration"
 
     def params(self, alpha: float, sigma_q: float, schedule: NoiseSchedule, T: int) -> WorkshopParams:
@@ -61,6 +64,8 @@ class WorkshopCandidates:
         return draw_workshop_normals(self.problem, T, rngs)
 
     def errors(self, problem: DistributedProblem, params: WorkshopParams, draws: tuple[np.ndarray, ...]) -> np.ndarray:
+        if self.metric is not None:
+            return self.metric(problem, params, draws)
         return workshop_errors(problem, params, draws, self.noise_factors)  # type: ignore[arg-type]
 
     def evaluate_delta(self, problem, params, eps, settings, only_pairs=None, neighbours=None) -> DeltaResult:
@@ -85,13 +90,15 @@ def calibrate_workshop(
     budget: BudgetSplit,
     chernoff_bound: str = "theorem1",
     seed: int = 0,
+    metric: Callable[[DistributedProblem, WorkshopParams, tuple[np.ndarray, ...]], np.ndarray] | None = None,
 ) -> WorkshopCalibration:
-    """Per total ε: the least-error parameters with ``max_i δ_i(ε − ε₁) ≤ δ_limit − δ₁`` (module docstring)."""
+    """Per total ε: the least-error parameters with ``max_i δ_i(ε − ε₁) ≤ δ_limit − δ₁`` (module docstring);
+    ``metric``: another error than Fig. 1's (:class:`WorkshopCandidates`)."""
     eps = np.atleast_1d(np.asarray(eps, float))
     limits = check_limits(eps, delta_limits)
     parts = budget.split(eps, limits)
     factors = budget.noise_factors(eps, limits, settings.accounting)
-    family = WorkshopCandidates(problem, factors, chernoff_bound)
+    family = WorkshopCandidates(problem, factors, chernoff_bound, metric)
     run = Calibration(problem, parts["eps_iterations"], parts["delta_iterations_limit"], grid, settings, seed, family)
     run.prepare()
     result = run.finish(run.coarse_rows())
