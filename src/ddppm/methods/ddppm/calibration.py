@@ -56,7 +56,13 @@ from ddppm.methods.ddppm.algorithm import (
 from ddppm.methods.ddppm.params import params_from_row, schema_default
 
 RATIO_NAMES = ("corollary", "one", "growth", "eta_constant")
-DELTA_STATISTICS = ("mean", "max")
+DELTA_STATISTICS = ("mean", "max", "hockey")
+_STAT_OF = {
+    "mean": ("delta", "delta_mean"),
+    "max": ("delta_max", "delta_max"),
+    "hockey": ("delta_hockey", "delta_hockey_mean"),
+}
+"""Per ``delta_statistic``: the :class:`DeltaResult` field and the pairs' column compared with the limit."""
 
 
 @dataclass(frozen=True)
@@ -247,6 +253,12 @@ class Calibration:
         self.limits = check_limits(self.eps, delta_limits)
         self.seed = seed
         self.prepared = False
+        if self.grid.delta_statistic == "hockey" and self.settings.accounting != "exact":
+            raise ConfigError(
+                f"{family.config_key}.delta_statistic: 'hockey' (Definition 1's hockey-stick δ) needs the exact "
+                f"tail; the threat model's accounting is {self.settings.accounting!r}"
+            )
+        self.stat, self._pair_stat = _STAT_OF[self.grid.delta_statistic]
 
     def prepare(self) -> Calibration:
         """The expensive set-up, once: noise draws, T*, the coarse grid, then :meth:`search_neighbours`."""
@@ -269,8 +281,6 @@ class Calibration:
             for sched, ratio in _families(grid)
             for k in grid.kappas
         ]
-        self.stat = "delta" if grid.delta_statistic == "mean" else "delta_max"
-        self._pair_stat = "delta_mean" if grid.delta_statistic == "mean" else "delta_max"
         self._full: dict[tuple, DeltaResult] = {}
         self._searched: dict[tuple, DeltaResult] = {}
         self._pairs: dict[tuple[tuple, PairKey], np.ndarray] = {}
@@ -346,7 +356,7 @@ class Calibration:
                 row.update(met=False, reason=f"δ {value:.3g} over the limit with neighbours found by later searches")
                 for key in ("alpha", "sigma_q", "schedule", "scale", "ratio", "T", "delta", "error_mean"):
                     row.pop(key, None)
-            elif value > row["delta"]:
+            elif value > row[self.stat]:  # the compared δ grew with the final pool: report the final pool's
                 worst = res.worst[e_idx]
                 row.update(
                     delta=res.delta[e_idx],
