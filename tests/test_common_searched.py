@@ -14,8 +14,9 @@ from ddppm.core.network import gossip
 from ddppm.experiments.common import check_searched, findings, tables
 from ddppm.experiments.workshop import default_section, method_options
 from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_agentwise, scale_draws
-from ddppm.methods.ddppm.common_searched import journal_estimates, searched_runs, workshop_estimates
+from ddppm.methods.ddppm.common_searched import journal_estimates, searched_runs
 from ddppm.methods.workshop.algorithm import WorkshopParams, workshop_agentwise
+from ddppm.methods.workshop.common_searched import workshop_estimates
 from ddppm.privacy.threat_models import BUILT_IN
 from ddppm.testing import synthetic_problem
 
@@ -91,13 +92,13 @@ def test_searched_rows_have_the_common_runs_format(searched):
 def test_searched_errors_are_the_common_metric_of_the_chosen_parameters(searched):
     """The runs' errors are the common task's error of agent 0's consensus at the chosen parameters: replayed."""
     from ddppm.core.seeds import run_generators
-    from ddppm.methods.ddppm.common_searched import estimates
+    from ddppm.methods.ddppm.common_searched import searched_estimates
 
     problem, (runs, params), _ = searched
     task = CommonTask.from_problem(problem, 1)
     row = params[(params["method"] == "ddppm") & params["feasible"]].iloc[0]
     rngs = run_generators(0, ("toy", 1, "ddppm", float(row["eps"])), range(6))
-    replay = subspace_error(estimates("ddppm", problem, row, rngs), task.V)
+    replay = subspace_error(searched_estimates(problem, row, rngs), task.V)
     ran = runs[(runs["method"] == "ddppm") & (runs["eps"] == row["eps"])].sort_values("run")["error"]
     np.testing.assert_allclose(ran.to_numpy(), replay)
 

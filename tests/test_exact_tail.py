@@ -464,3 +464,22 @@ def test_input_validation_and_shapes() -> None:
         exact_tails([-1.0], [[1.0]], [1.0])
     with pytest.raises(ValueError):
         exact_tails([0.1, 0.2], [[1.0]], [1.0])
+
+
+def test_many_pairs_in_one_pass_equal_one_call_per_pair() -> None:
+    """exact_tails_many (one vectorised pass, β zero-padded per element) gives every pair's exact_tails: pairs of
+    different K and R, including a Gaussian pair (every β = 0), K = 1, β near −1 and large β."""
+    from ddppm.privacy.exact import exact_tails_many
+
+    rng = np.random.default_rng(11)
+    inputs = [random_case(rng, K, R) for K, R in ((3, 4), (1, 2), (12, 3), (5, 1), (30, 2))]
+    inputs.append((np.zeros(4), rng.uniform(0, 2, (4, 3))))  # Gaussian: all β = 0
+    inputs.append((np.array([-1 + 1e-6, 3e5, 0.2]), rng.uniform(0, 1, (3, 2))))
+    eps = np.array([0.3, 2.0, 9.0, 40.0])
+    batched = exact_tails_many(inputs, eps)
+    for (beta, w2), got in zip(inputs, batched, strict=True):
+        want = exact_tails(beta, w2, eps)
+        for field in ("upper", "lower", "delta", "hockey_stick"):
+            np.testing.assert_allclose(getattr(got, field), getattr(want, field), rtol=1e-10, atol=1e-300)
+    values = np.concatenate([t.hockey_stick.ravel() for t in batched])
+    assert (values > 1e-12).sum() > 10 and (values < 0.5).sum() > 10  # not vacuous: tails of every size

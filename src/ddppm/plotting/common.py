@@ -21,8 +21,10 @@ TRUST_TITLES = {
     "local": "no trusted party (every release public)",
 }
 ERROR_LABEL = "subspace error ‖V̂V̂ᵀ − VVᵀ‖_F / √(2k)"
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-"""Colours by the method's place in the table: methods from different papers can share a colour of their own."""
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+           "#393b79", "#637939", "#8c6d31", "#d6616b", "#3182bd", "#31a354")  # fmt: skip
+"""Colours by the method's place in the table (tab10, then darker shades): one colour per method of the common
+task (up to 16), so no two curves of a figure share one."""
 
 
 def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:

@@ -85,7 +85,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-__all__ = ["ExactTails", "exact_tails", "loss_cgf"]
+__all__ = ["ExactTails", "exact_tails", "exact_tails_many", "loss_cgf"]
 
 _GL_NODES = 8  # Gauss–Legendre nodes per polygon edge
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(_GL_NODES)
@@ -235,7 +235,8 @@ def _real_slope(s: np.ndarray, beta: np.ndarray, ell_sum: float, w2: np.ndarray)
 def _complex_cgf(
     z: np.ndarray, beta: np.ndarray, ell_sum: float, W: np.ndarray, Wb: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``K(z)`` at complex nodes ``z`` (``(M, n)``); ``W`` and ``Wb = W·β`` are the elements' rows ``(M, K)``.
+    """``K(z)`` at complex nodes ``z`` (``(M, n)``); ``W`` and ``Wb = W·β`` are the elements' rows ``(M, K)``;
+    ``beta`` is ``(K,)`` or one row per element ``(M, K)`` (then ``ell_sum`` is ``(M,)``).
 
     ``ln d_k = ½ ln|d_k|² + i atan2(Im d_k, Re d_k)`` factor by factor; ``Σ w²/d_k = Σ w²(Re d_k − i Im d_k)/|d_k|²``
     with ``Re d_k = 1 + (1 + Re z)β_k`` and ``Im d_k = β_k Im z``: two matrix products per element. Also returns
@@ -247,26 +248,29 @@ def _complex_cgf(
     lam = np.empty(M)
     A = 1 + z.real
     B = z.imag
+    per_element = beta.ndim == 2  # one β row per element (a batch of pairs, zero-padded)
+    ell = np.broadcast_to(np.asarray(ell_sum, float), (M,))
     b2 = beta * beta
-    rows = max(1, _BLOCK // max(1, n * beta.size))
+    rows = max(1, _BLOCK // max(1, n * beta.shape[-1]))
     for i in range(0, M, rows):
         sl = slice(i, i + rows)
         a_, b_ = A[sl], B[sl]
-        p = np.multiply(a_[..., None], beta)
+        bet = beta[sl][:, None, :] if per_element else beta
+        p = np.multiply(a_[..., None], bet)
         p += 1
-        b = np.multiply(b_[..., None], beta)
+        b = np.multiply(b_[..., None], bet)
         m = p * p
         t = b * b
         m += t
         ang = np.arctan2(b, p, out=b).sum(-1)
         log_re = 0.5 * np.log(m, out=t).sum(-1)
         inv = np.reciprocal(m, out=m)
-        lam[sl] = np.sqrt(np.max(inv[:, -1, :] * b2, axis=-1, initial=0.0))
+        lam[sl] = np.sqrt(np.max(inv[:, -1, :] * (b2[sl] if per_element else b2), axis=-1, initial=0.0))
         S0 = np.matmul(inv, W[sl, :, None])[..., 0]  # Σ w²/|d|²
         S1 = np.matmul(inv, Wb[sl, :, None])[..., 0]  # Σ w²β/|d|²
         zz = z[sl]
         quad = S0 + a_ * S1 - 1j * (b_ * S1)  # Σ w²/d_k
-        out[sl] = zz * (1 + zz) / 2 * quad - 0.5 * (log_re + 1j * ang - (1 + zz) * ell_sum)
+        out[sl] = zz * (1 + zz) / 2 * quad - 0.5 * (log_re + 1j * ang - (1 + zz) * ell[sl, None])
     return out, lam
 
 
@@ -311,7 +315,7 @@ def _subgrid(a: float, b: float) -> np.ndarray:
     return a + dist if np.isfinite(a) else b - dist[::-1]
 
 
-def _saddles(
+def _bracket(
     beta: np.ndarray,
     ell_sum: float,
     w2: np.ndarray,
@@ -320,12 +324,8 @@ def _saddles(
     lo: np.ndarray,
     hi: np.ndarray,
     hs: np.ndarray,
-) -> np.ndarray:
-    """Minimiser of ``ψ(s) = K(s) − sx − ln|s| − [hs] ln|1+s|`` on ``(lo, hi)`` for every element.
-
-    ``ψ`` is convex and tends to +∞ at both ends, so ``ψ'(s) = K'(s) − x − 1/s − [hs]/(1+s)`` is increasing
-    with one root. A shared grid of ``K'`` (per realisation) brackets it; safeguarded Newton refines it.
-    """
+) -> tuple[np.ndarray, np.ndarray]:
+    """A bracket ``(a, b)`` of the root of ``ψ'`` for every element of one pair, from a shared grid of ``K'``."""
     s_lo, s_hi = _domain(beta)
     pieces = [(lo_, hi_) for lo_, hi_ in ((s_lo, -1.0), (-1.0, 0.0), (0.0, s_hi)) if hi_ > lo_]
     grid = np.concatenate([_subgrid(a, b) for a, b in pieces])
@@ -341,15 +341,28 @@ def _saddles(
     b = np.where(above, grid, np.inf).min(1)
     a = np.where(np.isfinite(a), a, lo)
     b = np.where(np.isfinite(b), b, hi)
+    return a, b
+
+
+def _newton(
+    a: np.ndarray,
+    b: np.ndarray,
+    beta_el: np.ndarray,
+    ell_el: np.ndarray | float,
+    W: np.ndarray,
+    x: np.ndarray,
+    hs: np.ndarray,
+) -> np.ndarray:
+    """Safeguarded Newton on ``ψ'`` inside each element's bracket ``(a, b)``; ``beta_el`` is ``(K,)`` or one row
+    per element, ``W`` the elements' rows of ``w²``."""
     s = _split(a, b)
-    W = w2.T[col]
     done = np.zeros(s.size, bool)
     for _ in range(_NEWTON_ITERS):
         act = np.flatnonzero(~done)
         if act.size == 0:
             break
         sa = s[act]
-        _, K1, K2, lam = _real_derivs(sa, beta, ell_sum, W[act])
+        _, K1, K2, lam = _real_derivs(sa, _beta_rows(beta_el, act), _ell_rows(ell_el, act), W[act])
         h = hs[act]
         g = K1 - x[act] - 1 / sa - h / (1 + sa)
         gp = K2 + 1 / sa**2 + h / (1 + sa) ** 2
@@ -366,6 +379,16 @@ def _saddles(
         a[act], b[act], s[act] = aa, bb, sn
         done[act[conv]] = True
     return s
+
+
+def _beta_rows(beta: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """The β rows of the elements ``index``: ``beta`` itself when shared ``(K,)``, else its rows ``(M, K)``."""
+    return beta[index] if beta.ndim == 2 else beta
+
+
+def _ell_rows(ell_sum: np.ndarray | float, index: np.ndarray) -> np.ndarray | float:
+    """``Σ ln(1 + β_k)`` of the elements ``index``: a scalar when shared, else per element ``(M,)``."""
+    return ell_sum[index] if np.ndim(ell_sum) == 1 else ell_sum
 
 
 def _split(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -424,7 +447,7 @@ def _contour(
         za, dza = z[active], dz[active]
         zn = za[:, None] + dza[:, None] * _GL_T
         xa, s0a, ha = x[active], s0[active], hs[active]
-        Kz, lam = _complex_cgf(zn, beta, ell_sum, W[active], Wb[active])
+        Kz, lam = _complex_cgf(zn, _beta_rows(beta, active), _ell_rows(ell_sum, active), W[active], Wb[active])
         q = Kz - K0[active, None] - (zn - s0a[:, None]) * xa[:, None]
         f = np.exp(q) / zn
         fh = f / (1 + zn)
@@ -474,66 +497,163 @@ def _gaussian_tails(w2: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.nda
     return upper, lower
 
 
-def _exact(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray) -> tuple[ExactTails, np.ndarray]:
-    E, R = eps.size, w2.shape[1]
-    ell = np.log1p(beta)
-    ell_sum = float(ell.sum())
-    s_lo, s_hi = _domain(beta)
-    lmin, lmax = _support(beta, w2)
-    mean_p = 0.5 * (w2 / (1 + beta)[:, None]).sum(0) + 0.5 * float(np.sum(ell - beta / (1 + beta)))
-    mean_q = -0.5 * w2.sum(0) + 0.5 * float(np.sum(ell - beta))
+@dataclass
+class _Pair:
+    """One pair's elements (``2·E·R``: family U, x = ε, with the hockey stick; then family L, x = −ε) and what
+    :func:`_exact_many` needs of it."""
 
-    # element lists: family U (x = ε, with the hockey stick) then family L (x = −ε)
-    col = np.tile(np.arange(R), 2 * E)
-    x = np.concatenate([np.repeat(eps, R), np.repeat(-eps, R)])
-    fam_u = np.arange(2 * E * R) < E * R
-    mp, mq = mean_p[col], mean_q[col]
-    lo = np.where(fam_u, np.where(x >= mp, 0.0, np.where(x >= mq, -1.0, s_lo)), np.where(x <= mp, s_lo, 0.0))
-    hi = np.where(fam_u, np.where(x >= mp, s_hi, np.where(x >= mq, 0.0, -1.0)), np.where(x <= mp, 0.0, s_hi))
-    hs = fam_u.astype(float)
-    # outside the support the answer is exact: Pr(ℒ > x) = 0 for x ≥ sup, Pr(ℒ < x) = 0 for x ≤ inf, …
-    trivial = (x >= lmax[col]) | (x <= lmin[col])
-    gauss = not np.any(beta != 0)
-    if gauss:
-        trivial |= ~fam_u  # Gaussian tails are closed-form; the contour is only used for H
-    run = np.flatnonzero(~trivial)
+    beta: np.ndarray
+    w2: np.ndarray
+    ell_sum: float
+    s_hi: float
+    lmin: np.ndarray
+    lmax: np.ndarray
+    col: np.ndarray
+    x: np.ndarray
+    fam_u: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    hs: np.ndarray
+    gauss: bool
+    run: np.ndarray
 
-    tail_gt = np.zeros(2 * E * R)  # Pr(ℒ > x) for U, Pr(ℒ < x) for L
-    hock = np.zeros(2 * E * R)
-    edges = np.zeros(2 * E * R, int)
-    if run.size:
-        s0 = _saddles(beta, ell_sum, w2, x[run], col[run], lo[run], hi[run], hs[run])
-        log_scale, i_t, i_h, n_edges = _contour(s0, x[run], hs[run], beta, ell_sum, w2.T[col[run]])
+    @classmethod
+    def of(cls, beta: np.ndarray, w2: np.ndarray, eps: np.ndarray) -> _Pair:
+        E, R = eps.size, w2.shape[1]
+        ell = np.log1p(beta)
+        s_lo, s_hi = _domain(beta)
+        lmin, lmax = _support(beta, w2)
+        mean_p = 0.5 * (w2 / (1 + beta)[:, None]).sum(0) + 0.5 * float(np.sum(ell - beta / (1 + beta)))
+        mean_q = -0.5 * w2.sum(0) + 0.5 * float(np.sum(ell - beta))
+        col = np.tile(np.arange(R), 2 * E)
+        x = np.concatenate([np.repeat(eps, R), np.repeat(-eps, R)])
+        fam_u = np.arange(2 * E * R) < E * R
+        mp, mq = mean_p[col], mean_q[col]
+        lo = np.where(fam_u, np.where(x >= mp, 0.0, np.where(x >= mq, -1.0, s_lo)), np.where(x <= mp, s_lo, 0.0))
+        hi = np.where(fam_u, np.where(x >= mp, s_hi, np.where(x >= mq, 0.0, -1.0)), np.where(x <= mp, 0.0, s_hi))
+        # outside the support the answer is exact: Pr(ℒ > x) = 0 for x ≥ sup, Pr(ℒ < x) = 0 for x ≤ inf, …
+        trivial = (x >= lmax[col]) | (x <= lmin[col])
+        gauss = not np.any(beta != 0)
+        if gauss:
+            trivial |= ~fam_u  # Gaussian tails are closed-form; the contour is only used for H
+        return cls(beta, w2, float(ell.sum()), s_hi, lmin, lmax, col, x, fam_u, lo, hi, fam_u.astype(float), gauss,
+                   np.flatnonzero(~trivial))  # fmt: skip
+
+
+def _contours(pairs: list[_Pair], elements: list[np.ndarray], lo: list[np.ndarray], hi: list[np.ndarray]) -> list:
+    """Saddle points and contour integrals of the given elements of every pair in one vectorised pass: each pair
+    brackets its saddles on its own grid, then Newton and the contour walk run on all elements at once with one
+    β row per element (zero-padded: a coordinate with β = 0 and w = 0 adds nothing to K or its derivatives).
+    Returns, per pair, ``(s₀, log_scale, I, I_H, edges)`` of its elements."""
+    K = max((p.beta.size for p in pairs), default=0)
+    a_all, b_all, x_all, hs_all, W_all, beta_all, ell_all, sizes = [], [], [], [], [], [], [], []
+    for p, idx, lo_, hi_ in zip(pairs, elements, lo, hi, strict=True):
+        sizes.append(idx.size)
+        if not idx.size:
+            continue
+        a, b = _bracket(p.beta, p.ell_sum, p.w2, p.x[idx], p.col[idx], lo_, hi_, p.hs[idx])
+        a_all.append(a)
+        b_all.append(b)
+        x_all.append(p.x[idx])
+        hs_all.append(p.hs[idx])
+        W_all.append(np.pad(p.w2.T[p.col[idx]], ((0, 0), (0, K - p.beta.size))))
+        beta_all.append(np.broadcast_to(np.pad(p.beta, (0, K - p.beta.size)), (idx.size, K)))
+        ell_all.append(np.full(idx.size, p.ell_sum))
+    if not a_all:
+        return [(np.zeros(0),) * 4 + (np.zeros(0, int),) for _ in pairs]
+    x, hs, W = np.concatenate(x_all), np.concatenate(hs_all), np.vstack(W_all)
+    beta, ell = np.vstack(beta_all), np.concatenate(ell_all)
+    s0 = _newton(np.concatenate(a_all), np.concatenate(b_all), beta, ell, W, x, hs)
+    log_scale, i_t, i_h, edges = _contour(s0, x, hs, beta, ell, W)
+    bounds = np.cumsum([0, *sizes])
+    return [
+        (s0[i:j], log_scale[i:j], i_t[i:j], i_h[i:j], edges[i:j]) for i, j in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
+
+
+def _exact_many(inputs: list[tuple[np.ndarray, np.ndarray]], eps: np.ndarray) -> list[tuple[ExactTails, np.ndarray]]:
+    """:func:`exact_tails_many` with the contour edges used per element (``(2, E, R)`` per pair)."""
+    E = eps.size
+    pairs = [_Pair.of(beta, w2, eps) for beta, w2 in inputs]
+    tail_gt = [np.zeros(p.x.size) for p in pairs]  # Pr(ℒ > x) for U, Pr(ℒ < x) for L
+    hock = [np.zeros(p.x.size) for p in pairs]
+    edges = [np.zeros(p.x.size, int) for p in pairs]
+    found = _contours(pairs, [p.run for p in pairs], [p.lo[p.run] for p in pairs], [p.hi[p.run] for p in pairs])
+    redo = []
+    for k, (p, (s0, log_scale, i_t, i_h, n_edges)) in enumerate(zip(pairs, found, strict=True)):
+        run = p.run
         scale = np.exp(log_scale)
         neg = s0 < 0
-        u = fam_u[run]
+        u = p.fam_u[run]
         with np.errstate(invalid="ignore", over="ignore"):
-            tail_gt[run] = np.where(u, scale * i_t + neg, np.where(neg, -scale * i_t, 1 - scale * i_t))
-            hock[run] = np.where(u, scale * i_h + neg - np.where(s0 < -1, np.exp(x[run]), 0.0), 0.0)
-        edges[run] = n_edges
+            tail_gt[k][run] = np.where(u, scale * i_t + neg, np.where(neg, -scale * i_t, 1 - scale * i_t))
+            hock[k][run] = np.where(u, scale * i_h + neg - np.where(s0 < -1, np.exp(p.x[run]), 0.0), 0.0)
+        edges[k][run] = n_edges
         # H from a contour left of 0 is 1 (− e^x) + I_H: when H is small that cancels, so redo those on s₀ > 0,
         # where the integral is H itself (only when P and Q are nearly indistinguishable and ε < KL(P‖Q))
-        redo = run[u & neg & (hock[run] < _H_CANCEL)]
-        if redo.size:
-            zero, top = np.zeros(redo.size), np.full(redo.size, s_hi)
-            s0 = _saddles(beta, ell_sum, w2, x[redo], col[redo], zero, top, hs[redo])
-            log_scale, _, i_h, n_edges = _contour(s0, x[redo], hs[redo], beta, ell_sum, w2.T[col[redo]])
-            hock[redo] = np.exp(log_scale) * i_h
-            edges[redo] += n_edges
-    # exact values outside the support
-    xu, cu = x[fam_u], col[fam_u]
-    up = np.where(xu >= lmax[cu], 0.0, np.where(xu <= lmin[cu], 1.0, tail_gt[fam_u]))
-    with np.errstate(over="ignore"):
-        hk = np.where(xu >= lmax[cu], 0.0, np.where(xu <= lmin[cu], -np.expm1(xu), hock[fam_u]))
-    xl, cl = x[~fam_u], col[~fam_u]
-    low = np.where(xl <= lmin[cl], 0.0, np.where(xl >= lmax[cl], 1.0, tail_gt[~fam_u]))
-    upper, lower, hockey = up.reshape(E, R), low.reshape(E, R), hk.reshape(E, R)
-    if gauss:
-        upper, lower = _gaussian_tails(w2, eps)
-    upper, lower = np.clip(upper, 0.0, 1.0) + 0.0, np.clip(lower, 0.0, 1.0) + 0.0  # + 0.0: no −0.0
-    hockey = np.clip(hockey, 0.0, 1.0) + 0.0
-    tails = ExactTails(upper=upper, lower=lower, delta=np.minimum(1.0, upper + lower), hockey_stick=hockey)
-    return tails, edges.reshape(2, E, R)
+        redo.append(run[u & neg & (hock[k][run] < _H_CANCEL)])
+    if any(r.size for r in redo):
+        zero = [np.zeros(r.size) for r in redo]
+        top = [np.full(r.size, p.s_hi) for p, r in zip(pairs, redo, strict=True)]
+        again = _contours(pairs, redo, zero, top)
+        for k, (r, (_, log_scale, _, i_h, n_edges)) in enumerate(zip(redo, again, strict=True)):
+            hock[k][r] = np.exp(log_scale) * i_h
+            edges[k][r] += n_edges
+    out = []
+    for k, p in enumerate(pairs):
+        R = p.w2.shape[1]
+        # exact values outside the support
+        fam_u, x, col = p.fam_u, p.x, p.col
+        xu, cu = x[fam_u], col[fam_u]
+        up = np.where(xu >= p.lmax[cu], 0.0, np.where(xu <= p.lmin[cu], 1.0, tail_gt[k][fam_u]))
+        with np.errstate(over="ignore"):
+            hk = np.where(xu >= p.lmax[cu], 0.0, np.where(xu <= p.lmin[cu], -np.expm1(xu), hock[k][fam_u]))
+        xl, cl = x[~fam_u], col[~fam_u]
+        low = np.where(xl <= p.lmin[cl], 0.0, np.where(xl >= p.lmax[cl], 1.0, tail_gt[k][~fam_u]))
+        upper, lower, hockey = up.reshape(E, R), low.reshape(E, R), hk.reshape(E, R)
+        if p.gauss:
+            upper, lower = _gaussian_tails(p.w2, eps)
+        upper, lower = np.clip(upper, 0.0, 1.0) + 0.0, np.clip(lower, 0.0, 1.0) + 0.0  # + 0.0: no −0.0
+        hockey = np.clip(hockey, 0.0, 1.0) + 0.0
+        tails = ExactTails(upper=upper, lower=lower, delta=np.minimum(1.0, upper + lower), hockey_stick=hockey)
+        out.append((tails, edges[k].reshape(2, E, R)))
+    return out
+
+
+def _exact(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray) -> tuple[ExactTails, np.ndarray]:
+    return _exact_many([(beta, w2)], eps)[0]
+
+
+def exact_tails_many(inputs: list[tuple[np.ndarray, np.ndarray]], eps: np.ndarray) -> list[ExactTails]:
+    """:func:`exact_tails` of many pairs ``(beta, w2)`` (each with its own K and R) at one ε grid, in one
+    vectorised pass: the same numbers as one call per pair, without the per-call overhead that dominates small
+    pairs (a D-DP-PM neighbour's pair has ≤ 2r + 1 coordinates on the low-rank route)."""
+    eps = np.atleast_1d(np.asarray(eps, float)).reshape(-1)
+    checked = [_as_inputs(beta, w2)[:2] for beta, w2 in inputs]
+    out: list[ExactTails | None] = [None] * len(checked)
+    for chunk in _chunks([beta.size for beta, _ in checked], [2 * eps.size * w2.shape[1] for _, w2 in checked]):
+        for k, (tails, _) in zip(chunk, _exact_many([checked[k] for k in chunk], eps), strict=True):
+            out[k] = tails
+    return out  # type: ignore[return-value]
+
+
+_BATCH_CELLS = 1 << 22
+"""Elements × padded K of one vectorised pass of :func:`exact_tails_many` (32 MB per array of that shape)."""
+
+
+def _chunks(sizes: list[int], elements: list[int]) -> list[list[int]]:
+    """Pairs grouped by K (ascending) into passes of at most :data:`_BATCH_CELLS` padded cells (a pair alone may
+    exceed it), so one large pair does not pad many small ones."""
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    count = 0
+    for k in sorted(range(len(sizes)), key=lambda i: sizes[i]):
+        if current and (count + elements[k]) * max(sizes[k], 1) > _BATCH_CELLS:
+            chunks.append(current)
+            current, count = [], 0
+        current.append(k)
+        count += elements[k]
+    return chunks + ([current] if current else [])
 
 
 def exact_tails(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray) -> ExactTails:

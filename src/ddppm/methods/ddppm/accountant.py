@@ -42,7 +42,7 @@ from ddppm.methods.ddppm.floor import FloorSettings, cached_floor, floor_seeds
 from ddppm.methods.ddppm.params import schema_default
 from ddppm.methods.ddppm.release import ConditionalLaw, ReducedReleaseModel, reduction_basis
 from ddppm.privacy.gaussian import GaussianPair, SupportBasis, diagonalize, kl_divergence
-from ddppm.privacy.tails import TailDeltas, pair_tail_deltas
+from ddppm.privacy.tails import TailDeltas, pair_tail_deltas, pair_tail_deltas_many
 from ddppm.privacy.threat_models import ThreatModel
 
 
@@ -165,6 +165,22 @@ class JournalReleases:
     ) -> TailDeltas:
         return pair_tail_deltas(pair, delta_mu, eps, settings.accounting)
 
+    def tail_deltas_many(
+        self, items: list[tuple[GaussianPair, np.ndarray]], eps: np.ndarray, settings: AccountantSettings
+    ) -> list[TailDeltas]:
+        return pair_tail_deltas_many(items, eps, settings.accounting)
+
+
+def tail_deltas_of(
+    family: ReleaseFamily, items: list[tuple[GaussianPair, np.ndarray]], eps: np.ndarray, settings: AccountantSettings
+) -> list[TailDeltas]:
+    """The tails of many pairs: the family's batched ``tail_deltas_many`` where it has one (one vectorised exact
+    pass for all), else one ``tail_deltas`` per pair."""
+    many = getattr(family, "tail_deltas_many", None)
+    if many is not None:
+        return many(items, eps, settings)
+    return [family.tail_deltas(pair, delta_mu, eps, settings) for pair, delta_mu in items]
+
 
 JOURNAL_RELEASES = JournalReleases()
 """The default :class:`ReleaseFamily` of every accountant function: the journal's Algorithm 1."""
@@ -220,6 +236,10 @@ def default_neighbours(
     return proposals
 
 
+_TAIL_BATCH = 64
+"""Pairs whose tails :class:`_PairEvaluator` computes in one batch."""
+
+
 class _PairEvaluator:
     """δ of (observer, neighbour) pairs for one parameter set: the observer's law is factorised once."""
 
@@ -238,17 +258,34 @@ class _PairEvaluator:
         return self._observer[i]
 
     def records(self, neighbour: Neighbour, observers) -> list[dict]:
-        p, s, eps, f = self.params, self.settings, self.eps, self.family
-        model = f.release_model(apply_neighbour(self.problem, neighbour), p, self.bases)
+        return self.records_of([(neighbour, observers)])
+
+    def records_of(self, jobs: list[tuple[Neighbour, Any]]) -> list[dict]:
+        """The records of every (neighbour, its observers) of ``jobs``, in order; the tails of all their pairs are
+        computed in one batch (:func:`tail_deltas_of`)."""
+        p, s, f = self.params, self.settings, self.family
+        found, out = [], []
+        for neighbour, observers in jobs:
+            model = f.release_model(apply_neighbour(self.problem, neighbour), p, self.bases)
+            for i in observers:
+                if i == neighbour.agent:
+                    continue
+                law1, own, mean1, support = self.observer(i)
+                law2 = f.conditional_law(model, p, i, s.view)
+                pair = diagonalize(support, law1.factor, law2.factor, s.rank_mode)
+                found.append((neighbour, i, pair, mean1 - law2.mean_map @ own))
+                if len(found) >= _TAIL_BATCH:  # a pair holds N-sized maps: bound what is held at once
+                    out += self._flush(found)
+                    found = []
+        return out + self._flush(found)
+
+    def _flush(self, found: list[tuple]) -> list[dict]:
+        eps = self.eps
+        all_tails = tail_deltas_of(
+            self.family, [(pair, delta_mu) for _, _, pair, delta_mu in found], eps, self.settings
+        )
         out = []
-        for i in observers:
-            if i == neighbour.agent:
-                continue
-            law1, own, mean1, support = self.observer(i)
-            law2 = f.conditional_law(model, p, i, s.view)
-            pair = diagonalize(support, law1.factor, law2.factor, s.rank_mode)
-            delta_mu = mean1 - law2.mean_map @ own
-            tails = f.tail_deltas(pair, delta_mu, eps, s)
+        for (neighbour, i, pair, delta_mu), tails in zip(found, all_tails, strict=True):
             kl = (
                 float(np.nan_to_num(np.mean(kl_divergence(pair, delta_mu)), nan=np.inf))
                 if pair.singular is None
@@ -300,12 +337,8 @@ def evaluate_delta(
     pool = {n.key: n for n in (neighbours if neighbours is not None else default_neighbours(problem, settings))}
     observers = _observers(problem, settings)
     evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()), family)
-    records = []
-    for n in pool.values():
-        wanted = [i for i in observers if only_pairs is None or (i, *n.key) in only_pairs]
-        if wanted:
-            records += evaluator.records(n, wanted)
-    return _result(eps, records, pool)
+    jobs = [(n, [i for i in observers if only_pairs is None or (i, *n.key) in only_pairs]) for n in pool.values()]
+    return _result(eps, evaluator.records_of([(n, wanted) for n, wanted in jobs if wanted]), pool)
 
 
 def search_worst_neighbours(
@@ -329,19 +362,21 @@ def search_worst_neighbours(
     pool = {n.key: n for n in default_neighbours(problem, settings, eps)}
     observers = _observers(problem, settings)
     evaluator = _PairEvaluator(problem, params, eps, settings, _rows_by_agent(problem, pool.values()), family)
-    records = [r for n in pool.values() for r in evaluator.records(n, observers)]
+    records = evaluator.records_of([(n, observers) for n in pool.values()])
     rng = np.random.default_rng(seed_sequence(settings.seed, "worst-neighbour-search"))
     scale = 0.6
     for _ in range(settings.search_rounds):
         frame = pd.DataFrame.from_records(records)
         frame["score"] = np.log(np.clip(frame["delta_mean"], 1e-300, 1))
         score = frame.groupby(["observer", "agent", "row", "kind"], sort=True)["score"].mean().reset_index()
+        jobs = []
         for (i, _agent), group in score.groupby(["observer", "agent"], sort=True):
             for _, best in group.nlargest(settings.search_keep, "score").iterrows():
                 parent = pool[(int(best["agent"]), int(best["row"]), str(best["kind"]))]
                 for n in perturbations(problem, parent, settings.search_width, scale, rng):
                     pool.setdefault(n.key, n)
-                    records += evaluator.records(n, [int(i)])
+                    jobs.append((n, [int(i)]))
+        records += evaluator.records_of(jobs)  # one batch of tails per round
         scale /= 2
     return _result(eps, records, pool)
 

@@ -28,7 +28,7 @@ covariance is ``I + a'a'ᵀ − aaᵀ``, which differs from ``I`` only on ``span
 eigenvalues ``1 + β±`` are the eigenvalues of ``[[p, r], [−r, −q]]`` (``p = ‖a'‖²``, ``q = ‖a‖²``,
 ``r = a·a'``), ``β± = (p − q ± sqrt((p + q)² − 4r²))/2``. So the pair is a two-term generalised χ²: every
 row of every agent, moved in every direction, is screened at once with a vectorised Chernoff score, and the
-most-leaking moves get the exact tails (:func:`ddppm.privacy.exact.exact_tails`).
+most-leaking moves get the exact tails (:func:`ddppm.privacy.exact.exact_tails_many`, one batch per screen).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import seed_sequence
 from ddppm.methods.ddppm.adjacency import Neighbour, digest
 from ddppm.methods.ddppm.params import floor_default
-from ddppm.privacy.exact import exact_tails
+from ddppm.privacy.exact import exact_tails_many
 from ddppm.privacy.tails import reversed_coordinates
 
 FLOOR_VIEWS = ("network", "paper")
@@ -235,19 +235,33 @@ def pair_deltas(beta: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarr
     A failed numerical inversion counts as 0 here (this is a lower bound: never overstate it); mutually
     singular laws (``beta`` NaN) give δ = 1.
     """
-    if np.isnan(beta).any():
-        return np.ones(eps.size), np.ones(eps.size)
-    beta = beta[beta != 0]
-    if beta.size == 0:
-        return np.zeros(eps.size), np.zeros(eps.size)
-    zero = np.zeros((beta.size, 1))
-    hockey, pdp = np.zeros(eps.size), np.zeros(eps.size)
-    for b, w2 in ((beta, zero), reversed_coordinates(beta, zero)):
-        with np.errstate(invalid="ignore"):
-            tails = exact_tails(b, w2, eps)
-        hockey = np.maximum(hockey, np.nan_to_num(tails.hockey_stick[:, 0], nan=0.0))
-        pdp = np.maximum(pdp, np.nan_to_num(tails.delta[:, 0], nan=0.0))
-    return np.clip(hockey, 0, 1), np.clip(pdp, 0, 1)
+    return pair_deltas_many([beta], eps)[0]
+
+
+def pair_deltas_many(betas: list[np.ndarray], eps: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`pair_deltas` of many pairs, their exact tails in one vectorised pass
+    (:func:`ddppm.privacy.exact.exact_tails_many`)."""
+    out: list = [None] * len(betas)
+    inputs, where = [], []
+    for k, beta in enumerate(betas):
+        if np.isnan(beta).any():
+            out[k] = (np.ones(eps.size), np.ones(eps.size))
+            continue
+        beta = beta[beta != 0]
+        if beta.size == 0:
+            out[k] = (np.zeros(eps.size), np.zeros(eps.size))
+            continue
+        zero = np.zeros((beta.size, 1))
+        inputs += [(beta, zero), reversed_coordinates(beta, zero)]
+        where.append(k)
+    with np.errstate(invalid="ignore"):
+        tails = exact_tails_many(inputs, eps) if inputs else []
+    for j, k in enumerate(where):
+        both = tails[2 * j : 2 * j + 2]
+        hockey = np.max([np.nan_to_num(t.hockey_stick[:, 0], nan=0.0) for t in both], axis=0)
+        pdp = np.max([np.nan_to_num(t.delta[:, 0], nan=0.0) for t in both], axis=0)
+        out[k] = (np.clip(hockey, 0, 1), np.clip(pdp, 0, 1))
+    return out
 
 
 def to_sphere(x: np.ndarray, directions: np.ndarray) -> np.ndarray:
@@ -338,11 +352,20 @@ class _PairSearch:
         self.found: dict[str, tuple[Neighbour, np.ndarray, np.ndarray, np.ndarray]] = {}
         self.screened = 0
 
-    def _exact(self, row: int, new: np.ndarray, beta: np.ndarray, direction: np.ndarray) -> tuple:
-        nb = Neighbour(self.release.agent, int(row), f"floor@{digest(new)}", new.copy())
-        if nb.kind not in self.found:
-            self.found[nb.kind] = (nb, *pair_deltas(beta, self.eps), direction)
-        return self.found[nb.kind]
+    def _exact(self, rows: np.ndarray, news: np.ndarray, betas: np.ndarray, directions: np.ndarray) -> list[tuple]:
+        """The moves' exact δ (cached by the new row; the new ones' tails in one batch), in order."""
+        moves = [
+            Neighbour(self.release.agent, int(r), f"floor@{digest(x)}", x.copy())
+            for r, x in zip(rows, news, strict=True)
+        ]
+        fresh: dict[str, int] = {}
+        for k, nb in enumerate(moves):
+            if nb.kind not in self.found:
+                fresh.setdefault(nb.kind, k)  # the first of equal moves, as one at a time
+        deltas = pair_deltas_many([betas[k] for k in fresh.values()], self.eps)
+        for (kind, k), (hockey, pdp) in zip(fresh.items(), deltas, strict=True):
+            self.found[kind] = (moves[k], hockey, pdp, directions[k])
+        return [self.found[nb.kind] for nb in moves]
 
     def screen(self, rows: np.ndarray, news: np.ndarray, dirs: np.ndarray) -> None:
         """Keep the moves on the Pareto front of ``(β₊, −β₋)`` (:func:`pareto_front`: no other move is worse
@@ -351,8 +374,8 @@ class _PairSearch:
         self.screened += len(rows)
         front = pareto_front(beta)
         score = _screen_score(beta[front], self.eps)
-        for b in front[np.unique(np.argsort(-score, axis=1, kind="stable")[:, : self.settings.keep])]:
-            self._exact(rows[b], news[b], beta[b], dirs[b])
+        chosen = front[np.unique(np.argsort(-score, axis=1, kind="stable")[:, : self.settings.keep])]
+        self._exact(rows[chosen], news[chosen], beta[chosen], dirs[chosen])
 
     def turns(self, row: int, direction: np.ndarray, count: int, scale: float) -> tuple[np.ndarray, ...]:
         """``count`` random turns of ``direction`` by about ``scale`` radians, each to the sphere and by distance 1."""
@@ -382,8 +405,7 @@ class _PairSearch:
                 nb, *_, direction = best = self.best(measure)[0]
                 rows, news, dirs = self.turns(nb.row, direction, s.polish_width, polish_scale)
                 beta = self.white.betas(self.X[rows], news)
-                for j in range(len(rows)):
-                    candidate = self._exact(rows[j], news[j], beta[j], dirs[j])
+                for candidate in self._exact(rows, news, beta, dirs):
                     if _mean_log(candidate[k]) > _mean_log(best[k]):
                         best = candidate
                 polish_scale /= 2

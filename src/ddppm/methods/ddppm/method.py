@@ -16,6 +16,7 @@ import pandas as pd
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.base import Method, register
 from ddppm.methods.ddppm.algorithm import ddppm_errors, draw_standard_normals
+from ddppm.methods.ddppm.common_searched import searched_calibrate, searched_estimates
 from ddppm.methods.ddppm.params import CONFIG_SCHEMA, params_from_row
 from ddppm.methods.ddppm.steps import calibrate_threat_model
 
@@ -30,6 +31,15 @@ class DDPPM(Method):
     config_schema = CONFIG_SCHEMA
     calibrated = True
     trust_model = "gossip"
+
+    def searched_calibrate(self, *args: Any) -> pd.DataFrame:
+        """On the common task, under a searched threat model (:func:`ddppm.methods.ddppm.common_searched.
+        searched_calibrate`)."""
+        return searched_calibrate(*args)
+
+    def searched_estimates(self, problem: DistributedProblem, row: pd.Series, rngs: Sequence[Any]) -> np.ndarray:
+        """Agent 0's estimates of the common task's ``v`` at a calibration row's parameters."""
+        return searched_estimates(problem, row, rngs)
 
     def choose_params(
         self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]

@@ -32,7 +32,7 @@ from ddppm.methods.workshop.release import WorkshopReleaseModel
 from ddppm.methods.workshop.schema import schema_default
 from ddppm.methods.workshop.theorem1 import theorem1_tails
 from ddppm.privacy.gaussian import GaussianPair
-from ddppm.privacy.tails import TailDeltas, pair_tail_deltas
+from ddppm.privacy.tails import TailDeltas, pair_tail_deltas, pair_tail_deltas_many
 
 CHERNOFF_BOUNDS = ("theorem1", "two_sided")
 
@@ -78,6 +78,13 @@ class WorkshopReleases:
         if settings.accounting == "chernoff" and self.chernoff_bound == "theorem1":
             return theorem1_tails(pair, delta_mu, eps)
         return pair_tail_deltas(pair, delta_mu, eps, settings.accounting)
+
+    def tail_deltas_many(
+        self, items: list[tuple[GaussianPair, np.ndarray]], eps: np.ndarray, settings: AccountantSettings
+    ) -> list[TailDeltas]:
+        if settings.accounting == "chernoff" and self.chernoff_bound == "theorem1":
+            return [theorem1_tails(pair, delta_mu, eps) for pair, delta_mu in items]
+        return pair_tail_deltas_many(items, eps, settings.accounting)
 
     def accounting_name(self, settings: AccountantSettings) -> str:
         """How the iterations' δ was computed: ``theorem1``, ``chernoff`` (two-sided) or ``exact``."""

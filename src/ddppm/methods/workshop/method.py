@@ -91,6 +91,19 @@ class WorkshopDDPPM(Method):
     configured_by = "workshop"
     experiment_options = ("budget",)
 
+    def searched_calibrate(self, *args: Any) -> pd.DataFrame:
+        """On the common task, under a searched threat model (:func:`ddppm.methods.workshop.common_searched.
+        searched_calibrate`)."""
+        from ddppm.methods.workshop.common_searched import searched_calibrate
+
+        return searched_calibrate(*args)
+
+    def searched_estimates(self, problem: DistributedProblem, row: pd.Series, rngs: Sequence[Any]) -> np.ndarray:
+        """Agent 0's estimates of the common task's ``v`` at a calibration row's parameters."""
+        from ddppm.methods.workshop.common_searched import searched_estimates
+
+        return searched_estimates(problem, row, rngs)
+
     def choose_params(
         self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
     ) -> pd.DataFrame:
