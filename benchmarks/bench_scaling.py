@@ -9,7 +9,9 @@ that finished, and the projected time of one evaluation at m = 32, d = 50, T = 5
 from the fitted exponents (a product of per-size factors: a projection, not a measurement).
 
 The floor (the parameter-free search every worst-neighbour search starts from, once per data set) is timed
-apart and printed beside each point; it is not in ``seconds``.
+apart and printed beside each point; it is not in ``seconds``. Run it as a Snakemake job runs (one BLAS thread:
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``); with two threads on a busy 2-core machine the small products of
+the low-rank route slow down by an order of magnitude (measured).
 
 Usage: ``.venv/bin/python benchmarks/bench_scaling.py [--models paper sound] [--budget 120] [--out scaling.csv]``
 (``--table scaling.csv`` prints the fits of an earlier run again).
