@@ -122,15 +122,25 @@ def test_searched_rows_go_beside_the_table_never_in_it(searched):
 
 
 def test_searched_config_is_checked():
-    section = {"datasets": ["wine"], "searched": {"datasets": ["sbm_graph_signal"], "methods": ["ddppm"],
-                                                 "threat_model": "sound"}}  # fmt: skip
-    with pytest.raises(ConfigError, match=r"common\.searched\.datasets"):
+    section = {"datasets": ["wine"], "searched": {"methods": {"ddppm": ["sbm_graph_signal"]}, "threat_model": "sound"}}
+    with pytest.raises(ConfigError, match=r"common\.searched\.methods\.ddppm"):
         check_searched(section["searched"], section, {})
-    guessed = {"datasets": ["wine"], "methods": ["ddppm"], "threat_model": "paper"}
+    guessed = {"methods": {"ddppm": ["wine"]}, "threat_model": "paper"}
     with pytest.raises(ConfigError, match=r"common\.searched\.threat_model.*worst"):
         check_searched(guessed, section, {})
     with pytest.raises(ConfigError, match=r"common\.searched\.threat_model"):
         check_searched({**guessed, "threat_model": "nope"}, section, {})
+
+
+def test_searched_data_sets_follow_the_config():
+    """Each data set runs the variants that list it; the rule file asks for the union, in common.datasets order."""
+    from ddppm.experiments.common import searched_datasets
+
+    config = {"common": {"datasets": ["wine", "sbm_graph_signal", "diabetes"],
+                         "searched": {"methods": {"ddppm": ["sbm_graph_signal"],
+                                                  "ddppm_workshop": ["diabetes", "sbm_graph_signal"]}}}}  # fmt: skip
+    assert searched_datasets(config) == ["sbm_graph_signal", "diabetes"]
+    assert searched_datasets({"common": {**config["common"], "searched": {"methods": {}}}}) == []
 
 
 def test_hockey_statistic_needs_the_exact_tail():

@@ -6,6 +6,7 @@ from ddppm.core.provenance import code_version
 from ddppm.data import DATASETS as KNOWN_DATASETS
 from ddppm.config import validate_config
 from ddppm.experiments import get_experiment
+from ddppm.experiments.common import searched_datasets
 from ddppm.methods import available_methods, calibrated_methods, get_method, method_module
 from ddppm.pipeline.config import dataset_config, eps_label, job_params
 

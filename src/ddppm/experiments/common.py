@@ -46,12 +46,13 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
 
 def check_searched(searched: dict[str, Any], section: dict[str, Any], config: dict[str, Any]) -> None:
     """``common.searched``: its data sets run in the common task, its threat model searches the worst neighbour."""
-    outside = [ds for ds in searched["datasets"] if ds not in section["datasets"]]
-    if outside:
-        raise ConfigError(
-            f"common.searched.datasets: {outside} are not in common.datasets ({section['datasets']}); add them there "
-            "or remove them here"
-        )
+    for method, datasets in searched["methods"].items():
+        outside = [ds for ds in datasets if ds not in section["datasets"]]
+        if outside:
+            raise ConfigError(
+                f"common.searched.methods.{method}: {outside} are not in common.datasets ({section['datasets']}); "
+                "add them there or remove them here"
+            )
     model = resolve(searched["threat_model"], config.get("threat_models"), "common.searched.threat_model")
     if model.adjacency != "worst":
         raise ConfigError(
@@ -63,9 +64,10 @@ def check_searched(searched: dict[str, Any], section: dict[str, Any], config: di
 def searched_runs_of_dataset(
     problem: DistributedProblem, dataset: str, config: dict[str, Any]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The D-DP-PM variants of ``common.searched`` on one data set (:func:`ddppm.methods.ddppm.common_searched.
-    searched_runs`): runs in the common task's format and the calibrations' parameter rows. Their options are the
-    workshop experiment's (``workshop.method_options.<name>``, with its budget split for the workshop variant)."""
+    """The D-DP-PM variants of ``common.searched.methods`` that list ``dataset``, on it
+    (:func:`ddppm.methods.ddppm.common_searched.searched_runs`): runs in the common task's format and the
+    calibrations' parameter rows. Their options are the workshop experiment's (``workshop.method_options.<name>``,
+    with its budget split for the workshop variant)."""
     from ddppm.experiments.workshop import method_options
     from ddppm.methods.ddppm.common_searched import searched_runs
 
@@ -73,7 +75,11 @@ def searched_runs_of_dataset(
     searched = section["searched"]
     name = searched["threat_model"]
     definitions = {name: resolve(name, config.get("threat_models"), "common.searched.threat_model").as_dict()}
-    variants = {method: method_options(config["workshop"], method) for method in searched["methods"]}
+    variants = {
+        method: method_options(config["workshop"], method)
+        for method, datasets in searched["methods"].items()
+        if dataset in datasets
+    }
     return searched_runs(problem, dataset, section["epsilons"], section["delta"], variants, name, definitions,
                          int(section["runs"]), int(section["seed"]))  # fmt: skip
 
@@ -282,3 +288,9 @@ class CommonTaskExperiment(Experiment):
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)
+
+
+def searched_datasets(config: dict[str, Any]) -> list[str]:
+    """The data sets some variant of ``common.searched.methods`` is calibrated on (in ``common.datasets`` order)."""
+    wanted = {ds for datasets in config["common"]["searched"]["methods"].values() for ds in datasets}
+    return [ds for ds in config["common"]["datasets"] if ds in wanted]

@@ -12,11 +12,7 @@ DDPPM_COMMON_ONLY = (
 )
 # Where the floor leaves room, the journal and workshop D-DP-PM calibrated to the common δ under a searched threat
 # model (common.searched): their runs join the common task's summary, beside its table (privacy column searched).
-DDPPM_COMMON_SEARCHED = (
-    list(config["common"]["searched"]["datasets"])
-    if "common" in config["experiments"] and config["common"]["searched"]["methods"]
-    else []
-)
+DDPPM_COMMON_SEARCHED = searched_datasets(config) if "common" in config["experiments"] else []
 COMMON_SEARCHED_RUNS.extend(f"{RESULTS}/methods/ddppm/{ds}/common_searched.parquet" for ds in DDPPM_COMMON_SEARCHED)
 # The landing page's verdict reads the floors and the δ-vs-T curves of every threat model (Fig. 3's data).
 VERDICT_INPUTS.append(f"{RESULTS}/tables/floor.csv")
