@@ -15,9 +15,9 @@ The rows go beside the "which method" table (privacy column ``searched``), never
 * **What is estimated.** The top direction ``v`` from what the algorithm releases anyway: agent 0's consensus
   ``z_0^(T+1/2) = m Σ_j (W^c)_0j z_j^(T)`` of the last released ``z^(T)``, normalised (post-processing of
   released values, so the accounted δ covers it). k = 1 only: the variants estimate one direction.
-* **Where.** On the data sets of ``common.searched.datasets`` only: elsewhere D-DP-PM's parameter-free floor
-  already excludes the limit (the journal's sets, digits) or the search is beyond the accountant (the 16-agent
-  spiked set; docs/studies.md).
+* **Where.** Each variant on the data sets ``common.searched.methods.<name>`` lists: the journal's only where its
+  parameter-free floor leaves room (it exceeds 1e-5 at every ε on the journal's sets and digits), neither where
+  the search is beyond the accountant (the 16-agent spiked set; docs/studies.md).
 """
 
 from __future__ import annotations
