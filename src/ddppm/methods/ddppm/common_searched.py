@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ import pandas as pd
 from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
+from ddppm.methods.ddppm.accountant import AccountantSettings
 from ddppm.methods.ddppm.algorithm import DDPPMParams, draw_standard_normals, scale_draws
 from ddppm.methods.ddppm.calibration import CalibrationGrid, JournalCandidates, calibrate
 from ddppm.methods.ddppm.params import param_rows, params_from_row
@@ -76,22 +78,36 @@ def searched_estimates(problem: DistributedProblem, row: pd.Series, rngs: Sequen
     return journal_estimates(problem, params, *draw_standard_normals(problem.n, params.T, rngs))
 
 
-def searched_calibrate(
-    problem: DistributedProblem,
-    eps: np.ndarray,
-    limits: np.ndarray,
-    options: dict[str, Any],
-    model: dict[str, str],
-    model_name: str,
-    grid: CalibrationGrid,
-    v: np.ndarray,
-) -> pd.DataFrame:
-    """The journal's parameter table under ``model`` chosen by the common error of :func:`journal_estimates`
-    against ``v``, with ``delta_standard``: the hockey-stick δ of the worst neighbour found (Definition 1)."""
-    settings = accountant_settings(options["privacy"], model)
-    result = calibrate(problem, eps, limits, grid, settings, int(options["calibration"]["seed"]),
-                       JournalOnCommonMetric(v))  # fmt: skip
-    table = param_rows(result.chosen, model_name, model)
+@dataclass(frozen=True)
+class SearchedCalibration:
+    """What a variant's ``searched_calibrate`` gets: the problem, the ε grid with one δ limit per ε, the variant's
+    validated options, the threat model (its definition and name), the calibration grid (``delta_statistic:
+    hockey``) and the common task's target ``v`` (the top eigenvector of ``XᵀX``) its error is measured against."""
+
+    problem: DistributedProblem
+    eps: np.ndarray
+    limits: np.ndarray
+    options: dict[str, Any]
+    model: dict[str, str]
+    model_name: str
+    grid: CalibrationGrid
+    v: np.ndarray
+
+    @property
+    def seed(self) -> int:
+        return int(self.options["calibration"]["seed"])
+
+    @property
+    def settings(self) -> AccountantSettings:
+        return accountant_settings(self.options["privacy"], self.model)
+
+
+def searched_calibrate(job: SearchedCalibration) -> pd.DataFrame:
+    """The journal's parameter table under the job's threat model, chosen by the common error of
+    :func:`journal_estimates` against ``v``, with ``delta_standard``: the hockey-stick δ of the worst neighbour
+    found (Definition 1)."""
+    result = calibrate(job.problem, job.eps, job.limits, job.grid, job.settings, job.seed, JournalOnCommonMetric(job.v))
+    table = param_rows(result.chosen, job.model_name, job.model)
     return table.assign(delta_standard=table.get("delta_hockey_stick", np.nan))  # no column if none met
 
 
@@ -133,7 +149,8 @@ def searched_runs(
     for name, method_options in options.items():
         method = get_method(name)
         grid = calibration_grid({**method_options["calibration"], "delta_statistic": "hockey"})
-        table = method.searched_calibrate(problem, eps, limits, method_options, model, threat_model, grid, task.V[:, 0])
+        job = SearchedCalibration(problem, eps, limits, method_options, model, threat_model, grid, task.V[:, 0])
+        table = method.searched_calibrate(job)
         tables.append(table.assign(method=name, dataset=dataset))
         for _, row in table.iterrows():
             base = {"setting": "standard", "dataset": dataset, "k": 1, "method": name, "trust_model": "gossip",

@@ -32,10 +32,10 @@ class DDPPM(Method):
     calibrated = True
     trust_model = "gossip"
 
-    def searched_calibrate(self, *args: Any) -> pd.DataFrame:
+    def searched_calibrate(self, job: Any) -> pd.DataFrame:
         """On the common task, under a searched threat model (:func:`ddppm.methods.ddppm.common_searched.
         searched_calibrate`)."""
-        return searched_calibrate(*args)
+        return searched_calibrate(job)
 
     def searched_estimates(self, problem: DistributedProblem, row: pd.Series, rngs: Sequence[Any]) -> np.ndarray:
         """Agent 0's estimates of the common task's ``v`` at a calibration row's parameters."""

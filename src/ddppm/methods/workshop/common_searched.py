@@ -10,15 +10,13 @@ release's δ (composition).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ddppm.common.task import subspace_error
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.common_searched import unit_columns
-from ddppm.methods.ddppm.steps import accountant_settings
+from ddppm.methods.ddppm.common_searched import SearchedCalibration, unit_columns
 from ddppm.methods.workshop.algorithm import WorkshopParams, draw_workshop_normals, workshop_network
 from ddppm.methods.workshop.budget import BudgetSplit
 from ddppm.methods.workshop.calibration import calibrate_workshop, params_from_row
@@ -39,29 +37,20 @@ def searched_estimates(problem: DistributedProblem, row: pd.Series, rngs: Sequen
     return workshop_estimates(problem, params, draw_workshop_normals(problem, params.T, rngs))
 
 
-def searched_calibrate(
-    problem: DistributedProblem,
-    eps: np.ndarray,
-    limits: np.ndarray,
-    options: dict[str, Any],
-    model: dict[str, str],
-    model_name: str,
-    grid: Any,
-    v: np.ndarray,
-) -> pd.DataFrame:
-    """The workshop's parameter table under ``model`` chosen by the common error of :func:`workshop_estimates`
-    against ``v``, with ``delta_standard``: Definition 1's δ of the whole run (iterations' hockey stick plus the
-    final release's δ)."""
+def searched_calibrate(job: SearchedCalibration) -> pd.DataFrame:
+    """The workshop's parameter table under the job's threat model, chosen by the common error of
+    :func:`workshop_estimates` against ``v``, with ``delta_standard``: Definition 1's δ of the whole run (iterations'
+    hockey stick plus the final release's δ)."""
     from ddppm.methods.workshop.method import param_rows
 
     def metric(p: DistributedProblem, params: WorkshopParams, draws: tuple[np.ndarray, ...]) -> np.ndarray:
-        return subspace_error(workshop_estimates(p, params, draws), v[:, None])  # type: ignore[arg-type]
+        return subspace_error(workshop_estimates(p, params, draws), job.v[:, None])  # type: ignore[arg-type]
 
-    settings = accountant_settings(options["privacy"], model)
-    budget = BudgetSplit.from_config(options["budget"])
-    result = calibrate_workshop(problem, eps, limits, grid, settings, budget, options["privacy"]["chernoff_bound"],
-                                int(options["calibration"]["seed"]), metric)  # fmt: skip
-    result.meta.update(threat_model=model, threat_model_name=model_name)
-    table = param_rows(result, model_name)
+    budget = BudgetSplit.from_config(job.options["budget"])
+    chernoff_bound = job.options["privacy"]["chernoff_bound"]
+    result = calibrate_workshop(job.problem, job.eps, job.limits, job.grid, job.settings, budget, chernoff_bound,
+                                job.seed, metric)  # fmt: skip
+    result.meta.update(threat_model=job.model, threat_model_name=job.model_name)
+    table = param_rows(result, job.model_name)
     composed = result.chosen["delta_hockey"].to_numpy(float) + result.chosen["delta_final_actual"].to_numpy(float)
     return table.assign(delta_standard=np.where(table["feasible"], composed, np.nan))

@@ -91,12 +91,12 @@ class WorkshopDDPPM(Method):
     configured_by = "workshop"
     experiment_options = ("budget",)
 
-    def searched_calibrate(self, *args: Any) -> pd.DataFrame:
+    def searched_calibrate(self, job: Any) -> pd.DataFrame:
         """On the common task, under a searched threat model (:func:`ddppm.methods.workshop.common_searched.
         searched_calibrate`)."""
         from ddppm.methods.workshop.common_searched import searched_calibrate
 
-        return searched_calibrate(*args)
+        return searched_calibrate(job)
 
     def searched_estimates(self, problem: DistributedProblem, row: pd.Series, rngs: Sequence[Any]) -> np.ndarray:
         """Agent 0's estimates of the common task's ``v`` at a calibration row's parameters."""
