@@ -52,5 +52,7 @@ def searched_calibrate(job: SearchedCalibration) -> pd.DataFrame:
                                 job.seed, metric)  # fmt: skip
     result.meta.update(threat_model=job.model, threat_model_name=job.model_name)
     table = param_rows(result, job.model_name)
-    composed = result.chosen["delta_hockey"].to_numpy(float) + result.chosen["delta_final_actual"].to_numpy(float)
+    chosen = result.chosen
+    hockey = chosen["delta_hockey"].to_numpy(float) if "delta_hockey" in chosen else np.full(len(chosen), np.nan)
+    composed = hockey + chosen["delta_final_actual"].to_numpy(float)  # no hockey column when no choice met
     return table.assign(delta_standard=np.where(table["feasible"], composed, np.nan))
