@@ -117,9 +117,11 @@ LOW_RANK_SHARE = 0.25
 """:func:`diagonalize` takes its low-rank route when ``F₂ − F₁`` has rank at most this share of the support's."""
 
 
-def difference_range(F1: np.ndarray, F2: np.ndarray, max_rank: int, seed: int = 0) -> np.ndarray | None:
-    """An orthonormal ``Q`` (``N × r``) with ``‖(I − QQᵀ)(F₂ − F₁)‖_F ≤ 16 ε_mach max(‖F₁‖_F, ‖F₂‖_F)``, or
-    ``None`` if that needs more than ``max_rank`` columns.
+def difference_range(
+    F1: np.ndarray, F2: np.ndarray, max_rank: int, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """An orthonormal ``Q`` (``N × r``) with ``‖(I − QQᵀ)(F₂ − F₁)‖_F ≤ 16 ε_mach max(‖F₁‖_F, ‖F₂‖_F)`` and
+    ``Z = Qᵀ(F₂ − F₁)`` (``r × K``, so ``F₂ − F₁ ≈ QZ``), or ``None`` if that needs more than ``max_rank`` columns.
 
     A randomised range finder (Halko, Martinsson & Tropp 2011, Alg. 4.2) whose residual is checked exactly, so
     the answer does not depend on the random draw beyond round-off. The tolerance is the round-off of forming
@@ -129,7 +131,7 @@ def difference_range(F1: np.ndarray, F2: np.ndarray, max_rank: int, seed: int = 
     diff = F2 - F1
     tol = 8 * np.finfo(float).eps * max(float(np.linalg.norm(F1)), float(np.linalg.norm(F2)))
     if float(np.linalg.norm(diff)) <= tol:
-        return np.zeros((F1.shape[0], 0))
+        return np.zeros((F1.shape[0], 0)), np.zeros((0, F1.shape[1]))
     rng = np.random.default_rng(seed)
     Q = np.zeros((diff.shape[0], 0))
     width = min(8, max_rank)
@@ -140,7 +142,8 @@ def difference_range(F1: np.ndarray, F2: np.ndarray, max_rank: int, seed: int = 
             # keep the directions the difference really uses (the draw may have more columns than its rank)
             U, s, _ = np.linalg.svd(Q.T @ diff, full_matrices=False)
             tail = np.sqrt(np.cumsum(s[::-1] ** 2))[::-1]  # tail[k]: what dropping directions k, k+1, … costs
-            return Q @ U[:, : int(np.sum(tail > tol))]
+            Q = Q @ U[:, : int(np.sum(tail > tol))]
+            return Q, Q.T @ diff
         width = min(Q.shape[1], max_rank - Q.shape[1])  # double the width, up to max_rank columns
     return None
 
@@ -168,9 +171,9 @@ def diagonalize(support: SupportBasis, F1: np.ndarray, F2: np.ndarray, rank_mode
     inv_s = 1.0 / support.sv
     G1 = support.Yt
     to_whitened = inv_s[:, None] * support.V.T
-    Q = difference_range(F1, F2, int(LOW_RANK_SHARE * support.sv.size)) if support.sv.size >= 16 else None
+    low_rank = difference_range(F1, F2, int(LOW_RANK_SHARE * support.sv.size)) if support.sv.size >= 16 else None
     residual = None
-    if Q is None:
+    if low_rank is None:
         E = to_whitened @ (F2 - F1)
         cross = G1 @ E.T
         beta, U = np.linalg.eigh(cross + cross.T + E @ E.T)
@@ -178,7 +181,7 @@ def diagonalize(support: SupportBasis, F1: np.ndarray, F2: np.ndarray, rank_mode
     else:
         # F₂ − F₁ = Q Z has rank r, so E = (S⁻¹VᵀQ) Z and Γ − I = G₁Eᵀ + EG₁ᵀ + EEᵀ lives in the span of
         # S⁻¹VᵀQ and G₁Zᵀ (≤ 2r directions): diagonalise it there; γ = 1 on the rest (merged, see GaussianPair).
-        Z = Q.T @ (F2 - F1)
+        Q, Z = low_rank
         a, c = to_whitened @ Q, G1 @ Z.T
         basis = _orthonormal(np.hstack([a, c]))
         ab, cb = basis.T @ a, basis.T @ c

@@ -257,9 +257,6 @@ class _PairEvaluator:
             self._observer[i] = (law1, own, law1.mean_map @ own, SupportBasis.of_factor(law1.factor, s.rank_rtol))
         return self._observer[i]
 
-    def records(self, neighbour: Neighbour, observers) -> list[dict]:
-        return self.records_of([(neighbour, observers)])
-
     def records_of(self, jobs: list[tuple[Neighbour, Any]]) -> list[dict]:
         """The records of every (neighbour, its observers) of ``jobs``, in order; the tails of all their pairs are
         computed in one batch (:func:`tail_deltas_of`)."""
