@@ -83,11 +83,17 @@ def agents_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                 if c > 0:
                     ax.set_ylabel("")
         handles["chance level (random k-subspace)"] = Line2D([], [], color="0.4", linestyle="--")
-        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
-        if title:
-            fig.suptitle(title, fontsize=10)
-        _legend_below(fig, handles, ncol=2)
+        _finish(fig, handles, title, ncol=2, band=True)
     return fig
+
+
+def _finish(fig: Figure, handles: dict[str, Any], title: str, ncol: int, band: bool = False) -> None:
+    """The title and the shared legend below the panels (with the confidence band's entry where bands are drawn)."""
+    if band:
+        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    _legend_below(fig, handles, ncol=ncol)
 
 
 def topology_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
@@ -131,9 +137,7 @@ def topology_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], ti
         right.set_ylim(-0.6, len(terms) - 0.4)
         right.set_xlabel("Theorem 3 consensus term (log)")
         right.set_title("2 n_i m λ₂(W)^c / (λ₁ − λ₂): the bound's network part", fontsize=9)
-        if title:
-            fig.suptitle(title, fontsize=10)
-        _legend_below(fig, handles, ncol=1)
+        _finish(fig, handles, title, ncol=1)
     return fig
 
 
@@ -165,10 +169,7 @@ def consensus_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], t
         right.set_yscale("log")
         right.set_ylabel("Theorem 3 consensus term (log)")
         right.set_title("the bound's network part against c", fontsize=9)
-        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
-        if title:
-            fig.suptitle(title, fontsize=10)
-        _legend_below(fig, handles, ncol=1)
+        _finish(fig, handles, title, ncol=1, band=True)
     return fig
 
 
@@ -193,10 +194,7 @@ def rank_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title:
         _log_error_axis(ax, summary)
         ax.set_title(f"m = {int(summary['m'].iloc[0])} ({summary['topology'].iloc[0]}), "
                      f"ε = {float(summary['eps'].iloc[0]):g}", fontsize=9)  # fmt: skip
-        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
-        if title:
-            fig.suptitle(title, fontsize=10)
-        _legend_below(fig, handles, ncol=1)
+        _finish(fig, handles, title, ncol=1, band=True)
     return fig
 
 
@@ -235,9 +233,7 @@ def views_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title
             ax.set_title(f"{dataset}, T = {int(panel['T'].iloc[0])}", fontsize=9)
         for ax in axes[len(datasets) :]:
             ax.set_visible(False)
-        if title:
-            fig.suptitle(title, fontsize=10)
-        _legend_below(fig, handles, ncol=2)
+        _finish(fig, handles, title, ncol=2)
     return fig
 
 
