@@ -143,7 +143,11 @@ def _standard(table: pd.DataFrame | None, setting: str = STANDARD) -> pd.DataFra
 
 
 def findings(
-    which: pd.DataFrame, summary: pd.DataFrame, section: dict[str, Any], beside: pd.DataFrame | None = None
+    which: pd.DataFrame,
+    summary: pd.DataFrame,
+    section: dict[str, Any],
+    beside: pd.DataFrame | None = None,
+    definitions: dict[str, dict[str, str]] | None = None,
 ) -> list[str]:
     """The answer in sentences with numbers: per data set and k, at ε = 5 (or the grid's middle), the best method
     for each trust level and what a trusted curator or secure aggregation buys over trusting no one (the standard
@@ -179,21 +183,30 @@ def findings(
                 + "; ".join(parts)
                 + " (the worst neighbour a search found: a lower bound)."
             )
-    return lines + searched_findings(beside, section) + second_setting_findings(all_which, all_summary, all_beside)
+    searched = searched_findings(beside, section, definitions)
+    return lines + searched + second_setting_findings(all_which, all_summary, all_beside)
 
 
-def searched_findings(beside: pd.DataFrame | None, section: dict[str, Any]) -> list[str]:
+def searched_findings(
+    beside: pd.DataFrame | None, section: dict[str, Any], definitions: dict[str, dict[str, str]] | None = None
+) -> list[str]:
     """One sentence per (method, data set) calibrated under a searched threat model (``common.searched``): where a
-    choice met the limit for every neighbour the search found, and its error and searched δ at the reference ε."""
+    choice met the limit for every neighbour the search found, and its error and searched δ at the reference ε,
+    naming the threat model (view, accounting, adjacency; ``definitions``: the config's ``threat_models``) and
+    the δ's definition."""
     if beside is None or "feasible" not in beside:
         return []
+    name = section.get("searched", {}).get("threat_model", "sound")
+    model = resolve(name, definitions, "common.searched.threat_model")
+    under = (f"under `{name}` (view {model.view}, {model.accounting} accounting, {model.adjacency} neighbour; "
+             "hockey-stick δ, Definition 1)")  # fmt: skip
     rows = beside[beside["feasible"].notna()]  # the floors' rows (no calibration) have none
     lines = []
     for (label, dataset), group in rows.groupby(["label", "dataset"], sort=False):
         met = group[group["feasible"].astype(bool)]
         if met.empty:
-            lines.append(f"Searched, not certified: {label} on {dataset} meets δ = {section['delta']:g} at no ε of "
-                         "the grid, even for the neighbours its search found.")  # fmt: skip
+            lines.append(f"Searched, not certified: {label} on {dataset} meets δ = {section['delta']:g} {under} at "
+                         "no ε of the grid, even for the neighbours its search found.")  # fmt: skip
             continue
         eps = reference_eps(group["eps"])
         at = met[met["eps"] == eps]
@@ -201,8 +214,8 @@ def searched_findings(beside: pd.DataFrame | None, section: dict[str, Any]) -> l
                  "(the worst neighbour found)") if len(at) else ""  # fmt: skip
         missing = sorted(set(group["eps"]) - set(met["eps"]))
         lines.append(
-            f"Searched, not certified: {label} on {dataset} meets δ = {section['delta']:g} for every neighbour its "
-            f"search found at ε ∈ {{{', '.join(f'{e:g}' for e in sorted(met['eps']))}}}{quote}"
+            f"Searched, not certified: {label} on {dataset} meets δ = {section['delta']:g} {under} for every "
+            f"neighbour its search found at ε ∈ {{{', '.join(f'{e:g}' for e in sorted(met['eps']))}}}{quote}"
             + (f"; no choice found at ε ∈ {{{', '.join(f'{e:g}' for e in missing)}}}" if missing else "")
             + " (a lower bound on δ: listed beside the table, never in it)."
         )
