@@ -181,7 +181,7 @@ def findings(
             lines.append(
                 f"Not certified, {label}: no parameter choice meets δ = {section['delta']:g} on "
                 + "; ".join(parts)
-                + " (the worst neighbour a search found: a lower bound)."
+                + " (hockey-stick δ, Definition 1, exact tail, at the worst neighbour a search found: a lower bound)."
             )
     searched = searched_findings(beside, section, definitions)
     return lines + searched + second_setting_findings(all_which, all_summary, all_beside)
