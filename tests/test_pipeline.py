@@ -244,10 +244,7 @@ def test_config_errors_name_the_key(edit, message):
     assert len(str(info.value).splitlines()) <= 4, "errors must be a few lines, never a schema dump"
 
 
-def test_sharded_calibration_chooses_the_same():
-    from ddppm.testing import synthetic_problem
-
-    problem = synthetic_problem(48, 4, (3.0, 1.6, 1.0, 0.5), seed=2, c=10)
+def _small_calibration_options(chunks: int) -> dict:
     options = validate_config(_default_config())["methods"]["ddppm"]
     options["privacy"].update({"realisations": 2, "candidate_kinds": ["zero", "plus"]})
     options["calibration"].update(
@@ -258,10 +255,18 @@ def test_sharded_calibration_chooses_the_same():
             "t_offsets": [-1],
             "runs": 8,
             "t_max": 25,
-            "chunks": 3,
+            "chunks": chunks,
             "seed": 5,
         }
     )
+    return options
+
+
+def test_sharded_calibration_chooses_the_same():
+    from ddppm.testing import synthetic_problem
+
+    problem = synthetic_problem(48, 4, (3.0, 1.6, 1.0, 0.5), seed=2, c=10)
+    options = _small_calibration_options(3)
     model = threat_model("paper")
     eps, limits = [5.0, 40.0], [0.05, 1e-3]
     whole, whole_cands, _ = run_calibration(problem, eps, limits, options, model)
@@ -272,6 +277,39 @@ def test_sharded_calibration_chooses_the_same():
     pd.testing.assert_frame_equal(sharded, whole)
     pd.testing.assert_frame_equal(sharded_cands, whole_cands)
     assert set(whole_cands["stage"]) == {"coarse", "fine"}
+
+
+def test_prepared_neighbour_search_is_shared_by_every_job(tmp_path, monkeypatch):
+    """The worst-case neighbour search runs once (ddppm_calibrate_prepare); the chunk and final jobs load it
+    through a pickle and choose exactly what a calibration that searched itself chooses, without searching."""
+    from ddppm.core.io import read_pickle, write_pickle_atomic
+    from ddppm.methods.ddppm.calibration import Calibration
+    from ddppm.methods.ddppm.steps import prepare_calibration
+    from ddppm.testing import synthetic_problem
+
+    problem = synthetic_problem(40, 4, (3.0, 1.6, 1.0, 0.5), seed=3, c=10)
+    options = _small_calibration_options(2)
+    options["calibration"].update({"kappas": [3.0, 300.0], "ratios": ["growth"]})
+    model = threat_model("paper_worst")
+    eps, limits = [5.0, 40.0], [0.3, 0.05]
+    whole, whole_cands, _ = run_calibration(problem, eps, limits, options, model)
+    write_pickle_atomic(tmp_path / "prepared.pickle", prepare_calibration(problem, eps, limits, options, model))
+    state = read_pickle(tmp_path / "prepared.pickle")
+    assert len(state["pool"]) > 0 and len(state["_searched"]) == 1  # the middle candidate's search
+
+    def no_search(self):
+        raise AssertionError("searched again")
+
+    monkeypatch.setattr(Calibration, "search_neighbours", no_search)
+    coarse = pd.concat(
+        [run_calibration_chunk(problem, eps, limits, options, model, k, 2, state) for k in range(2)],
+        ignore_index=True,
+    )
+    shared, shared_cands, _ = run_calibration(problem, eps, limits, options, model, coarse, state)
+    pd.testing.assert_frame_equal(shared, whole)
+    pd.testing.assert_frame_equal(shared_cands, whole_cands)
+    with pytest.raises(ConfigError, match="ddppm_calibrate_prepare"):
+        run_calibration(problem, [5.0, 20.0], limits, options, model, coarse, state)
 
 
 def test_unknown_method_is_a_config_error():

@@ -16,7 +16,7 @@ from ddppm.core.network import build_graph, mixing_matrix, second_eigenvalue
 from ddppm.core.problem import DistributedProblem
 from ddppm.experiments import get_experiment
 from ddppm.studies.findings import study_findings
-from ddppm.studies.run import consensus_grid, run_study, study_summary
+from ddppm.studies.run import consensus_grid, rank_methods, run_study, study_summary
 from ddppm.studies.tasks import consensus_term, scale_task, spiked_rows, theorem3_consensus_rounds
 from tests.conftest import TINY, TINY_RESULTS, snakemake
 
@@ -122,10 +122,20 @@ def test_rank_study_names_the_composition_of_each_method() -> None:
     composition = summary.groupby("method")["composition"].first()
     assert composition["ddppm_certified"].startswith("one Gaussian mechanism per iteration")
     assert composition["conventional"].startswith("one release") and composition["cape"].startswith("one release")
+    assert composition["ddppm_certified_deflation"].startswith("k runs of T iterations")  # rank.deflation's default
     chance = summary.groupby("k")["chance_error"].first()
     assert chance[3] == pytest.approx(np.sqrt(1 - 3 / 10))
+    # Deflation composes over the k runs: at k = 1 it is the block algorithm's σ, at k = 3 more (√3 against √2).
+    sigma = summary.set_index(["method", "k"])["noise_multiplier"]
+    assert sigma[("ddppm_certified_deflation", 1)] == pytest.approx(sigma[("ddppm_certified", 1)])
+    assert sigma[("ddppm_certified_deflation", 3)] > sigma[("ddppm_certified", 3)]
+    assert summary.set_index(["method", "k"])["label"][("ddppm_certified_deflation", 3)].startswith("D-DP-PM")
     lines = study_findings("rank", summary)
-    assert lines[1].startswith("Rank, m = 6 (ring), ε = 5, error at k = 1 → 3") and len(lines) == 4
+    assert lines[1].startswith("Rank, m = 6 (ring), ε = 5, error at k = 1 → 3") and len(lines) == 6
+    assert lines[2].startswith("Block (ddppm_certified) against deflation (ddppm_certified_deflation")
+    assert "k = 3: " in lines[2]
+    with pytest.raises(ConfigError, match="studies.rank.deflation"):
+        rank_methods({**section, "rank": {**section["rank"], "deflation": ["conventional"]}})
 
 
 def test_views_study_reads_each_accountant_and_orders_them() -> None:

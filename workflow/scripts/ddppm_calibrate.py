@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from ddppm.core.io import read_parquet, write_parquet
+from ddppm.core.io import read_parquet, read_pickle, write_parquet
 from ddppm.methods.ddppm.steps import run_calibration
 from ddppm.pipeline.steps import problem_from_files, setup_logging
 
@@ -13,7 +13,8 @@ problem = problem_from_files(snakemake.input.data, snakemake.input.partition, sn
 coarse = pd.concat([read_parquet(path)[0] for path in snakemake.input.coarse], ignore_index=True)
 model = cfg["threat_models"][wc.threat_model]
 options = cfg["methods"]["ddppm"]
-chosen, candidates, meta = run_calibration(problem, cfg["epsilons"], cfg["delta_limits"], options, model, coarse)
+state = read_pickle(snakemake.input.prepared)
+chosen, candidates, meta = run_calibration(problem, cfg["epsilons"], cfg["delta_limits"], options, model, coarse, state)
 meta["config_hash"] = cfg["config_hash"]
 log.info(
     "%s, threat model %s: T*=%d, mu1=%.4g, mu2=%.4g, %d candidates",

@@ -1,17 +1,17 @@
 """Rule study_figure: one scale study's figure."""
 
-from ddppm.common.base import common_task_methods
 from ddppm.core.io import read_parquet
 from ddppm.pipeline.steps import setup_logging
 from ddppm.plotting.studies import FIGURES
 from ddppm.plotting.style import save_figure
+from ddppm.studies.run import study_styles
 
 log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 study = snakemake.wildcards.study
 summary, _ = read_parquet(snakemake.input[0])
-styles = {name: method.common_style() for name, method in common_task_methods().items()}
 section = cfg["studies"]
+styles = study_styles()
 if study == "views":  # the journal method's own accountant, not the common task
     views = section["views"]
     title = (f"Study 'views': the journal D-DP-PM's δ at Corollary 1's α, σ_q and η = {views['eta']:g}, "

@@ -16,6 +16,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import pickle
 import secrets
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -176,6 +177,19 @@ def write_json_atomic(path: PathLike, obj: Any) -> None:
     NumPy arrays and scalars are converted by :func:`json_default`.
     """
     write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=json_default) + "\n")
+
+
+def write_pickle_atomic(path: PathLike, obj: Any) -> None:
+    """Pickle ``obj`` to ``path`` atomically: for a pipeline's intermediate state passed between its own jobs
+    (never a published result: those are Parquet, CSV or JSON)."""
+    with atomic_write(path) as tmp, open(tmp, "wb") as handle:
+        pickle.dump(obj, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def read_pickle(path: PathLike) -> Any:
+    """What :func:`write_pickle_atomic` wrote (only files this pipeline wrote itself: unpickling runs code)."""
+    with open(path, "rb") as handle:
+        return pickle.load(handle)
 
 
 def write_parquet(df: pd.DataFrame, path: PathLike, metadata: Mapping[str, Any]) -> None:

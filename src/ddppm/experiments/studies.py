@@ -13,11 +13,12 @@ from ddppm.experiments.base import Experiment, register_experiment
 
 
 def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
-    """Cross-key checks of the validated section ``studies``: every method is a common-task method, and every
+    """Cross-key checks of the validated section ``studies``: every method is a common-task method (and every one
+    of ``rank.deflation`` has a deflated variant), and every
     (topology, m) a study asks for can be built (a grid needs a composite m, an Erdős–Rényi draw must connect)."""
-    from ddppm.studies.run import study_methods
+    from ddppm.studies.run import rank_methods
 
-    study_methods(section)
+    rank_methods(section)  # every method of `methods`, and each of `rank.deflation` has a deflated variant
     asked = [("studies.agents", t, m) for t in section["agents"]["topologies"] for m in section["agents"]["ms"]]
     asked += [("studies.topology", t, section["topology"]["m"]) for t in section["topology"]["topologies"]]
     asked.append(("studies.consensus", section["consensus"]["topology"], section["consensus"]["m"]))

@@ -184,7 +184,8 @@ def rank_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title:
         for i, name in enumerate(names):
             g = summary[summary["method"] == name].sort_values("k")
             x = g["k"].to_numpy(float) + 0.04 * (i - (len(names) - 1) / 2)  # side by side: none hides another
-            handles[styles[name]["label"]] = _band(ax, x, g, colours[name], marker=styles[name].get("marker", "o"))
+            handles[styles[name]["label"]] = _band(ax, x, g, colours[name], marker=styles[name].get("marker", "o"),
+                                                   linestyle=styles[name].get("linestyle", "-"))  # fmt: skip
         chance = summary.groupby("k")["chance_error"].first()
         handles["chance level √(1 − k/d)"] = ax.plot(chance.index, chance.to_numpy(float), color="0.4",
                                                      linestyle="--", linewidth=1)[0]  # fmt: skip

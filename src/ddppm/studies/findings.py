@@ -90,9 +90,29 @@ def rank_findings(summary: pd.DataFrame) -> list[str]:
     eps, m = float(summary["eps"].iloc[0]), int(summary["m"].iloc[0])
     lines = [f"Rank, m = {m} ({summary['topology'].iloc[0]}), ε = {eps:g}, error at k = {lo} → {hi}: "
              + "; ".join(parts) + "."]  # fmt: skip
+    for method in dict.fromkeys(summary["method"]):
+        block = method.removesuffix("_deflation")
+        if method.endswith("_deflation") and block in set(summary["method"]):
+            lines.append(_deflation_sentence(summary, block, method))
     for text, methods in compositions.items():
         lines.append(f"Composition, {', '.join(methods)}: {text}.")
     return lines
+
+
+def _deflation_sentence(summary: pd.DataFrame, block: str, deflation: str) -> str:
+    """Block against deflation for one method at every k ≥ 2: mean errors, the noise σ of one release, and
+    which is better where the 95 % intervals do not overlap."""
+    at = summary.set_index(["method", "k"])
+    parts = []
+    for k in sorted(k for k in set(summary["k"]) if k >= 2):
+        b, d = at.loc[(block, k)], at.loc[(deflation, k)]
+        overlap = b["error_ci_lo"] <= d["error_ci_hi"] and d["error_ci_lo"] <= b["error_ci_hi"]
+        verdict = "intervals overlap" if overlap else ("block better" if b["error_mean"] < d["error_mean"] else
+                                                       "deflation better")  # fmt: skip
+        parts.append(f"k = {k}: {b['error_mean']:.3f} against {d['error_mean']:.3f}, σ {b['sigma']:.3g} against "
+                     f"{d['sigma']:.3g} ({verdict})")  # fmt: skip
+    return (f"Block ({block}) against deflation ({deflation}, δ composed over the k components), mean error and "
+            f"noise per release: " + "; ".join(parts) + ".")  # fmt: skip
 
 
 FINDINGS = {

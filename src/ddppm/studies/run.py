@@ -12,7 +12,8 @@ the consensus rounds c grow, on the common task with certified δ.
 * ``views`` (:mod:`ddppm.studies.views`): the journal D-DP-PM's δ under each observer view, rank mode and
   adjacency at the journal's settings (no Monte Carlo).
 * :func:`study_rank`: k principal directions, k ∈ ``rank.ranks``, every method estimating them at once (block
-  power iterations, or the top-k of one release), with the composition that covers them named per row.
+  power iterations, or the top-k of one release), and the methods of ``rank.deflation`` also one component at a
+  time (:func:`rank_methods`), with the composition that covers them named per row.
 
 Each runs the methods of ``methods`` through the common task's runner (:func:`ddppm.common.run.run_methods`), so
 every δ is the method's certified one under one adjacency and Definition 1, and each row says which trust model
@@ -38,8 +39,9 @@ from ddppm.studies.tasks import consensus_term, lambda2_of, scale_task, spiked_r
 STUDIES = ("agents", "topology", "consensus", "rank", "views")
 SEARCHED_ONLY = (
     "its δ can only be searched (data-dependent covariances); one `sound` evaluation already takes seconds at "
-    "m = 4 and grows with m, d and T (benchmarks/bench_scaling.py), so a calibration at every point of a study "
-    "is beyond the budget; the certified D-DP-PM stands in for the design"
+    "m = 4 and grows with m, d and T (benchmarks/bench_scaling.py), and at the studies' n = 20,000 its dense "
+    "n × n Ξ (eq. 13) alone takes minutes to set up, so a calibration at every point of a study is beyond the "
+    "budget at every m (largest m reached: none; docs/studies.md); the certified D-DP-PM stands in for the design"
 )
 
 
@@ -69,14 +71,40 @@ def study_methods(section: dict[str, Any]) -> dict[str, Any]:
     return {name: known[name] for name in section["methods"]}
 
 
+def rank_methods(section: dict[str, Any]) -> dict[str, Any]:
+    """The rank study's methods: those of ``studies.methods``, then the deflated variant (``method.deflated()``,
+    e.g. :class:`ddppm.methods.certified.deflation.CertifiedDeflation`) of each common-task method of
+    ``rank.deflation`` (listed there or not in ``methods``)."""
+    deflatable = {name: m for name, m in common_task_methods().items() if hasattr(m, "deflated")}
+    unknown = [name for name in section["rank"]["deflation"] if name not in deflatable]
+    if unknown:
+        raise ConfigError(
+            f"studies.rank.deflation: {unknown} have no deflated variant; use some of {sorted(deflatable)} "
+            "(or [] for the block methods only)"
+        )
+    deflated = [deflatable[name].deflated() for name in section["rank"]["deflation"]]
+    return {**study_methods(section), **{m.name: m for m in deflated}}
+
+
+def study_styles() -> dict[str, dict[str, Any]]:
+    """Legend entry and line style of every method a study can run: each common-task method and each deflated
+    variant of one."""
+    methods = dict(common_task_methods())
+    methods.update({m.name: m for m in (m.deflated() for m in list(methods.values()) if hasattr(m, "deflated"))})
+    return {name: method.common_style() for name, method in methods.items()}
+
+
 def _options(section: dict[str, Any]) -> dict[str, Any]:
     return {"adjacency": section["adjacency"], "iterations": int(section["iterations"])}
 
 
-def _run(section: dict[str, Any], task: Any, eps: Iterable[float], label: str, **columns: Any) -> pd.DataFrame:
-    """Every method at every ε on one task; ``columns`` (the study point) prepended to every row."""
+def _run(section: dict[str, Any], task: Any, eps: Iterable[float], label: str, methods: dict[str, Any] | None = None,
+         **columns: Any) -> pd.DataFrame:  # fmt: skip
+    """Every method (default: :func:`study_methods`) at every ε on one task; ``columns`` (the study point)
+    prepended to every row."""
+    methods = study_methods(section) if methods is None else methods
     runs = run_common(task, [float(e) for e in eps], float(section["delta"]), int(section["runs"]),
-                      int(section["seed"]), _options(section), study_methods(section), dataset=label)  # fmt: skip
+                      int(section["seed"]), _options(section), methods, dataset=label)  # fmt: skip
     for i, (key, value) in enumerate(columns.items()):
         runs.insert(i, key, value)
     return runs
@@ -153,18 +181,24 @@ COMPOSITION = {
 
 def study_rank(section: dict[str, Any]) -> pd.DataFrame:
     """Every run at every k of ``rank.ranks`` on rows with ``rank.spikes`` (so every k has a gap), one network.
-    Every method here estimates the k directions at once (block power iterations, or the top-k of one
-    release), so its δ is calibrated per k with no composition over components (:data:`COMPOSITION`)."""
+    The methods of ``methods`` estimate the k directions at once (block power iterations, or the top-k of one
+    release), so their δ is calibrated per k with no composition over components (:data:`COMPOSITION`); a
+    deflated variant (``rank.deflation``) runs k single-direction runs and composes over them (its own
+    ``composition``)."""
     cfg = section["rank"]
     data = section["data"]
     X = spiked_rows(int(data["n"]), int(data["d"]), int(data["seed"]), tuple(float(s) for s in cfg["spikes"]))
+    methods = rank_methods(section)
     frames = []
     for k in cfg["ranks"]:
         task = scale_task(X, int(cfg["m"]), cfg["topology"], int(cfg["c"]), int(k), int(section["seed"]))
-        runs = _run(section, task, [cfg["eps"]], f"rank/{k}", topology=cfg["topology"], m=int(cfg["m"]),
+        runs = _run(section, task, [cfg["eps"]], f"rank/{k}", methods, topology=cfg["topology"], m=int(cfg["m"]),
                     c=int(cfg["c"]))  # fmt: skip
         power = runs["rounds"] >= int(section["iterations"])  # a power method talks once per iteration at least
         runs["composition"] = np.where(power, COMPOSITION["block"], COMPOSITION["one_release"])
+        for name, method in methods.items():
+            if hasattr(method, "composition"):
+                runs.loc[runs["method"] == name, "composition"] = method.composition
         frames.append(runs)
     return pd.concat(frames, ignore_index=True)
 
@@ -210,6 +244,6 @@ def study_summary(name: str, runs: pd.DataFrame) -> pd.DataFrame:
             summary.insert(i, key, value)
         frames.append(summary)
     out = pd.concat(frames, ignore_index=True).drop(columns=["setting", "dataset"])
-    labels = {name: m.common_style()["label"] for name, m in common_task_methods().items()}
+    labels = {name: style["label"] for name, style in study_styles().items()}
     out.insert(out.columns.get_loc("method") + 1, "label", out["method"].map(labels))
     return out

@@ -40,15 +40,38 @@ wildcard_constraints:
     threat_model="[A-Za-z0-9_]+",
 
 
+rule ddppm_calibrate_prepare:
+    """D-DP-PM: the calibration's neighbour search under one threat model, once for every job of the calibration."""
+    input:
+        **problem_files(),
+    output:
+        temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/prepared.pickle"),
+    params:
+        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
+        code=code_of("ddppm_calibrate_prepare.py"),
+    log:
+        f"{LOGS}/ddppm_calibrate_prepare/{{dataset}}/{{threat_model}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_calibrate_prepare/{{dataset}}/{{threat_model}}.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/ddppm_calibrate_prepare.py"
+
+
 rule ddppm_calibrate_chunk:
     """D-DP-PM: assess one slice of the coarse calibration grid under one threat model."""
     input:
         **problem_files(),
+        prepared=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/prepared.pickle",
     output:
         temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.parquet"),
     params:
         cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
-        code=code_of("ddppm_calibrate_chunk.py"),
+        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py"),
     log:
         f"{LOGS}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.log",
     benchmark:
@@ -66,6 +89,7 @@ rule ddppm_calibrate:
     """D-DP-PM: fine stage and confirmation of the calibration under one threat model (docs/method.md §7)."""
     input:
         **problem_files(),
+        prepared=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/prepared.pickle",
         coarse=lambda wc: expand(
             f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.parquet",
             dataset=wc.dataset,
@@ -78,7 +102,7 @@ rule ddppm_calibrate:
         candidates=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",
     params:
         cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
-        code=code_of("ddppm_calibrate_chunk.py", "ddppm_calibrate.py"),
+        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py", "ddppm_calibrate.py"),
     log:
         f"{LOGS}/ddppm_calibrate/{{dataset}}/{{threat_model}}.log",
     benchmark:

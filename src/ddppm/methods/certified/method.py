@@ -172,6 +172,13 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
         run = certified_network(grams, task.Wc, params, draw(rngs, params.T, task.m, task.d, task.k))
         return run.bases[0]
 
+    def deflated(self) -> CommonTaskMethod:
+        """The same algorithm one component at a time (:mod:`ddppm.methods.certified.deflation`), for the rank
+        study."""
+        from ddppm.methods.certified.deflation import CertifiedDeflation
+
+        return CertifiedDeflation()
+
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         rounds = int(calibrated.params["T"]) * task.consensus  # c gossip rounds per iteration, d k floats each
         return {"floats_per_agent": rounds * task.d * task.k, "rounds": rounds, "memory": "d² + d k"}

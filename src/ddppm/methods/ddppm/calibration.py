@@ -26,6 +26,7 @@ is the journal's Algorithm 1. A family may return one error per ε (a final rele
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -234,6 +235,11 @@ class Calibration:
     chunks)`` assesses a slice of the coarse grid (a cluster job each); ``finish(coarse_table)`` runs the fine
     stage and the confirmations; both prepare first if that has not been done. ``calibrate`` runs everything in
     one go. Everything is deterministic given the seed, so sharded and unsharded calibrations choose the same.
+
+    The neighbour search is the expensive part of :meth:`prepare` (a whole worst-case search at the middle
+    candidate) and the same in every job of one calibration: :meth:`neighbour_state` hands what it found and
+    evaluated to the other jobs (``prepare(state)``), which then skip it and choose exactly as if they had
+    searched themselves (the pipeline's ``ddppm_calibrate_prepare`` rule runs it once per calibration).
     """
 
     def __init__(
@@ -260,8 +266,9 @@ class Calibration:
             )
         self.stat, self._pair_stat = _STAT_OF[self.grid.delta_statistic]
 
-    def prepare(self) -> Calibration:
-        """The expensive set-up, once: noise draws, T*, the coarse grid, then :meth:`search_neighbours`."""
+    def prepare(self, state: dict | None = None) -> Calibration:
+        """The expensive set-up, once: noise draws, T*, the coarse grid, then :meth:`search_neighbours`, or,
+        given ``state`` (:meth:`neighbour_state` of a calibration with the same inputs), what that search found."""
         if self.prepared:
             return self
         problem, grid, family = self.problem, self.grid, self.family
@@ -284,9 +291,38 @@ class Calibration:
         self._full: dict[tuple, DeltaResult] = {}
         self._searched: dict[tuple, DeltaResult] = {}
         self._pairs: dict[tuple[tuple, PairKey], np.ndarray] = {}
-        self.search_neighbours()
+        if state is None:
+            self.search_neighbours()
+        else:
+            self._load_neighbour_state(state)
         self.prepared = True
         return self
+
+    def fingerprint(self) -> str:
+        """A digest of every input the neighbour search depends on: the agents' rows, the network, the ε grid,
+        the limits, the grid, the accountant's settings, the seed and the candidate family."""
+        digest = hashlib.sha256()
+        for block in self.problem.blocks:
+            digest.update(np.ascontiguousarray(block, float).tobytes())
+        for array in (self.problem.Wc, self.eps, self.limits):
+            digest.update(np.ascontiguousarray(array, float).tobytes())
+        digest.update(repr((self.grid, self.settings, self.seed, self.family.config_key)).encode())
+        return digest.hexdigest()
+
+    def neighbour_state(self) -> dict:
+        """What :meth:`search_neighbours` found and evaluated (the neighbour pool, the initial screen and the
+        evaluations cached on the way), with the :meth:`fingerprint` of the inputs, for ``prepare(state)``."""
+        self.prepare()
+        return {"fingerprint": self.fingerprint(), **{key: getattr(self, key) for key in _NEIGHBOUR_STATE}}
+
+    def _load_neighbour_state(self, state: dict) -> None:
+        if state.get("fingerprint") != self.fingerprint():
+            raise ConfigError(
+                f"{self.family.config_key}: the prepared neighbour search was made for other inputs (data, network, "
+                "ε grid, limits, calibration or privacy settings); rerun its job (rule ddppm_calibrate_prepare)"
+            )
+        for key in _NEIGHBOUR_STATE:
+            setattr(self, key, state[key])
 
     def search_neighbours(self) -> None:
         """The neighbours every candidate is screened and confirmed with. Under the worst-case adjacency they
@@ -513,6 +549,10 @@ class Calibration:
             screen=screen,
             neighbours=list(self.pool.values()),
         )
+
+
+_NEIGHBOUR_STATE = ("pool", "initial_screen", "_searched", "_full", "_pairs")
+"""What :meth:`Calibration.search_neighbours` leaves behind (:meth:`Calibration.neighbour_state`)."""
 
 
 def calibrate(

@@ -82,6 +82,14 @@ def _calibration(
     )
 
 
+def prepare_calibration(
+    problem: DistributedProblem, eps: np.ndarray, limits: np.ndarray, options: dict, model: dict
+) -> dict:
+    """The calibration's neighbour search, once (:meth:`Calibration.neighbour_state`): every coarse chunk and
+    the final stage start from it instead of searching again."""
+    return _calibration(problem, eps, limits, options, model).neighbour_state()
+
+
 def run_calibration_chunk(
     problem: DistributedProblem,
     eps: np.ndarray,
@@ -90,9 +98,11 @@ def run_calibration_chunk(
     model: dict,
     chunk: int,
     chunks: int,
+    state: dict | None = None,
 ) -> pd.DataFrame:
-    """Coarse-grid slice ``chunk`` of ``chunks`` (``methods.ddppm.calibration.chunks``; a cluster job each)."""
-    return _calibration(problem, eps, limits, options, model).prepare().coarse_rows(chunk, chunks)
+    """Coarse-grid slice ``chunk`` of ``chunks`` (``methods.ddppm.calibration.chunks``; a cluster job each),
+    from the neighbour search of :func:`prepare_calibration` (``state``; searched here without it)."""
+    return _calibration(problem, eps, limits, options, model).prepare(state).coarse_rows(chunk, chunks)
 
 
 def run_calibration(
@@ -102,13 +112,15 @@ def run_calibration(
     options: dict,
     model: dict,
     coarse: pd.DataFrame | None = None,
+    state: dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Spec §7 for one dataset and threat model: the chosen table (one row per ε), every candidate, metadata.
 
     ``coarse`` is the gathered output of :func:`run_calibration_chunk`; without it the coarse grid is
-    assessed here. Either way the result is the same.
+    assessed here. ``state`` is :func:`prepare_calibration`'s neighbour search; without it the search runs
+    here. Either way the result is the same.
     """
-    run = _calibration(problem, eps, limits, options, model).prepare()
+    run = _calibration(problem, eps, limits, options, model).prepare(state)
     result = run.finish(run.coarse_rows() if coarse is None else coarse)
     meta = {
         "neighbours": neighbour_table(result.neighbours).to_dict("list"),
