@@ -72,8 +72,13 @@ def stop(state_dir: Path) -> subprocess.CompletedProcess:
 def stop_on_signals(state_dir: Path) -> Iterator[dict[str, bool]]:
     """While inside: SIGTERM and SIGINT first stop the cluster in ``state_dir``, then act as before. Yields a
     dict whose ``"stopped"`` turns True once the handler has stopped the cluster (so no one stops it twice: under
-    load one stop can take most of a minute)."""
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    load one stop can take most of a minute).
+
+    A signal this process ignores stays ignored: a shell starts background jobs with SIGINT ignored (``cmd &``,
+    ``nohup``), and stopping the cluster on a signal that then does not end the process would leave it running
+    without its cluster (the re-delivered signal would be ignored too)."""
+    watched = (signal.SIGTERM, signal.SIGINT)
+    previous = {sig: signal.getsignal(sig) for sig in watched if signal.getsignal(sig) is not signal.SIG_IGN}
     state = {"stopped": False}
 
     def handler(signum, frame):

@@ -56,6 +56,9 @@ def test_a_killed_owner_stops_its_cluster(tmp_path, sig):
     holder = subprocess.Popen(
         [sys.executable, "-m", "tests.cluster.harness", "hold", str(state), str(ready)],
         cwd=REPO,
+        # As a terminal's Ctrl-C finds it, however this test run was started (a shell starts background jobs
+        # with SIGINT ignored, and the child would inherit that).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -78,6 +81,21 @@ def test_a_killed_owner_stops_its_cluster(tmp_path, sig):
         if holder.poll() is None:
             holder.kill()
         stop(state)
+
+
+def test_an_ignored_signal_stays_ignored(tmp_path):
+    """A process that ignores SIGINT (a background job) keeps ignoring it inside ``stop_on_signals``: no handler
+    that would stop the cluster and then leave the process running; SIGTERM is still watched."""
+    from tests.cluster.harness import stop_on_signals
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with stop_on_signals(tmp_path / "none"):
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert callable(signal.getsignal(signal.SIGTERM))
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_a_stale_cluster_is_stopped_by_the_next_start_and_a_live_ones_is_not(tmp_path):
