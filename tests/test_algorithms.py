@@ -85,6 +85,23 @@ def test_xi_equals_kron_definition():
     np.testing.assert_allclose(problem.Xi, Xi, atol=1e-13)
 
 
+def test_xi_applied_without_forming_it_equals_the_dense_one(monkeypatch):
+    """Above DENSE_XI_MAX_N rows Ξ is only applied, and its eigenvalues come from an md × md matrix: both
+    against the dense Ξ (lowered threshold, so the small problem takes the large-n route)."""
+    import ddppm.core.problem as problem_module
+
+    problem = make_problem(60, 3, 4, 4, "ring", sizes=[20, 15, 15, 10], seed=3)
+    Q = np.random.default_rng(0).standard_normal((problem.n, 5))
+    dense, dense_eigenvalues = problem.Xi @ Q, np.linalg.eigvalsh(problem.Xi)[::-1]
+    monkeypatch.setattr(problem_module, "DENSE_XI_MAX_N", 10)
+    large = make_problem(60, 3, 4, 4, "ring", sizes=[20, 15, 15, 10], seed=3)
+    assert not large.dense_xi and large.n > large.m * large.d
+    np.testing.assert_allclose(large.xi_apply(Q), dense, atol=1e-12)
+    np.testing.assert_allclose(large.xi_matmul(Q, 0.3), 0.3 * dense, atol=1e-12)
+    np.testing.assert_allclose(large.xi_eigenvalues, dense_eigenvalues, atol=1e-10)
+    assert (large.mu1, large.mu2) == pytest.approx((dense_eigenvalues[0], dense_eigenvalues[1]), rel=1e-12)
+
+
 # ------------------------------------------------------------------------------------------------ convergence
 
 

@@ -79,7 +79,8 @@ def test_on_the_complete_graph_the_certified_ddppm_is_the_local_noisy_power_meth
 
 
 def test_agents_study_rows_and_findings() -> None:
-    section = _section(agents={"ms": [4, 8], "topologies": ["ring", "random_regular"], "rows_per_agent": 100})
+    section = _section(agents={"ms": [4, 8], "topologies": ["ring", "random_regular"], "rows_per_agent": 100,
+                               "searched": {"methods": []}})  # fmt: skip
     runs = run_study("agents", section)
     summary = study_summary("agents", runs)
     per_point = summary.groupby(["sizing", "topology", "m"])["n"].first()
@@ -93,6 +94,29 @@ def test_agents_study_rows_and_findings() -> None:
     fixed = fixed[fixed["topology"] == "ring"].set_index("m")
     assert f"conventional {fixed.loc[4, 'error_mean']:.3f} → {fixed.loc[8, 'error_mean']:.3f}" in lines[1]
     assert lines[-1].startswith("Not run: ddppm")
+
+
+def test_agents_study_calibrates_the_journal_where_its_accountant_follows_and_says_where_not() -> None:
+    """agents.searched: the journal D-DP-PM calibrated (sound, δ at least) at m = 4, and at m = 8 a row per ε with
+    no error that says it was not run, why, and the largest m reached."""
+    from ddppm.experiments import get_experiment as experiment
+
+    section = _section(data={"n": 400, "d": 6}, epsilons=[5], methods=["ddppm_certified"], delta=0.05,
+                       agents={"ms": [4, 8], "topologies": ["ring"], "sizings": ["fixed_n"],
+                               "searched": {"methods": ["ddppm"], "ms": [4]}})  # fmt: skip
+    cheap = {"calibration": {"kappas": [1.0, 100.0], "t_coarse": [1, 3], "runs": 10, "max_verifications": 2}}
+    context = {"workshop": experiment("workshop").default_section(method_options={"ddppm": cheap})}
+    summary = study_summary("agents", run_study("agents", section, context))
+    journal = summary[summary["method"] == "ddppm"].set_index("m")
+    assert journal.loc[4, "privacy_column"] == "searched" and journal.loc[4, "n_runs"] == 3
+    assert np.isfinite(journal.loc[4, "error_mean"]) and journal.loc[4, "label"].startswith("D-DP-PM")
+    assert journal.loc[4, "feasible"] and journal.loc[4, "delta"] <= 0.05  # a loose limit, so something meets it
+    assert np.isnan(journal.loc[8, "error_mean"]) and not journal.loc[8, "feasible"]
+    assert "not run at m = 8" in journal.loc[8, "note"] and "largest m reached: 4" in journal.loc[8, "note"]
+    lines = study_findings("agents", summary)
+    searched = [line for line in lines if line.startswith("Searched ddppm")]
+    assert len(searched) == 1 and "Largest m reached: 4" in searched[0] and "m = 8: not run" in searched[0]
+    assert not any(line.startswith("Not run: ddppm,") or line.startswith("Not run: ddppm:") for line in lines)
 
 
 def test_topology_and_consensus_studies() -> None:

@@ -7,6 +7,7 @@ from ddppm.studies.run import run_study
 log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 study = snakemake.wildcards.study
-runs = run_study(study, cfg["studies"])
+context = {key: cfg[key] for key in ("workshop", "threat_models") if key in cfg}  # the searched variants' options
+runs = run_study(study, cfg["studies"], context)
 write_parquet(runs, snakemake.output[0], {"config_hash": cfg["config_hash"], "study": study})
 log.info("%s: %d rows", study, len(runs))

@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+from scipy.linalg import block_diag
 
 from ddppm.core.errors import ConfigError, DataError
 from ddppm.core.network import validate_mixing_matrix
 
+DENSE_XI_MAX_N = 2000
+"""Up to this many rows Ξ (n × n) is formed and used densely; above it, only applied through the agents' blocks."""
 
 @dataclass(frozen=True)
 class DistributedProblem:
@@ -99,10 +102,45 @@ class DistributedProblem:
         weights = self.m * self.Wc[np.ix_(agent_of_row, agent_of_row)]
         return weights * (X @ X.T)
 
+    @property
+    def dense_xi(self) -> bool:
+        """Whether Ξ is formed (n ≤ :data:`DENSE_XI_MAX_N`, milliseconds) or only applied (:meth:`xi_apply`)."""
+        return self.n <= DENSE_XI_MAX_N
+
+    def xi_apply(self, Q: np.ndarray) -> np.ndarray:
+        """``Ξ Q`` without forming the n × n Ξ (eq. 13): ``(ΞQ)_i = m Σ_j (W^c)_ij X_i X_jᵀ Q_j``, O(n d) per
+        column instead of O(n²)."""
+        Y = np.stack([Xj.T @ Q[self.agent_slice(j)] for j, Xj in enumerate(self.blocks)])
+        Z = self.m * np.einsum("ij,j...->i...", self.Wc, Y)
+        return np.concatenate([Xi @ Z[i] for i, Xi in enumerate(self.blocks)])
+
+    def xi_matmul(self, Q: np.ndarray, scale: float = 1.0) -> np.ndarray:
+        """``(scale · Ξ) Q``: with the dense Ξ where it is small (the product as it always was, bit for bit), else
+        ``scale · Ξ Q`` by :meth:`xi_apply` (equal to round-off)."""
+        return (scale * self.Xi) @ Q if self.dense_xi else scale * self.xi_apply(Q)
+
     @cached_property
     def xi_eigenvalues(self) -> np.ndarray:
-        """Eigenvalues ``μ_1 ≥ μ_2 ≥ …`` of the symmetric matrix Ξ."""
-        return np.linalg.eigvalsh(self.Xi)[::-1]
+        """Eigenvalues ``μ_1 ≥ μ_2 ≥ …`` of the symmetric matrix Ξ (all n of them).
+
+        Dense where Ξ is small. Else through the md × md matrix ``G^{1/2} M G^{1/2}`` with ``Ξ = D M Dᵀ``,
+        ``D = blockdiag(X_j)``, ``M = m (W^c ⊗ I_d)`` and ``G = DᵀD = blockdiag(X_jᵀX_j)``: the nonzero
+        eigenvalues of ``D M Dᵀ`` are those of ``M DᵀD``, hence of ``G^{1/2} M G^{1/2}``; the other n − md are 0.
+        """
+        if self.dense_xi or self.n <= self.m * self.d:
+            return np.linalg.eigvalsh(self.Xi)[::-1]
+        roots = []
+        for Xj in self.blocks:
+            _, s, vt = np.linalg.svd(Xj, full_matrices=False)
+            root = np.zeros((self.d, self.d))
+            root[: len(s), : len(s)] = np.diag(s)
+            basis = np.zeros((self.d, self.d))
+            basis[: vt.shape[0]] = vt
+            roots.append(basis.T @ root @ basis)  # (X_jᵀX_j)^{1/2}
+        G_half = block_diag(*roots)
+        S = G_half @ (self.m * np.kron(self.Wc, np.eye(self.d))) @ G_half
+        reduced = np.linalg.eigvalsh((S + S.T) / 2)
+        return np.sort(np.concatenate([reduced, np.zeros(self.n - reduced.size)]))[::-1]
 
     @property
     def mu1(self) -> float:

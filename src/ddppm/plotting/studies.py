@@ -27,7 +27,7 @@ def _colours(summary: pd.DataFrame) -> dict[str, str]:
 
 
 def _band(ax: Any, x: np.ndarray, g: pd.DataFrame, colour: str, **style: Any) -> Any:
-    (line,) = ax.plot(x, g["error_mean"].to_numpy(float), color=colour, ms=4, **style)
+    (line,) = ax.plot(x, g["error_mean"].to_numpy(float), color=colour, **{"ms": 4, **style})
     ax.fill_between(x, g["error_ci_lo"].to_numpy(float), g["error_ci_hi"].to_numpy(float), color=colour,
                     alpha=0.18, linewidth=0)  # fmt: skip
     return line
@@ -67,12 +67,15 @@ def agents_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                                                            else topologies[:1])]  # fmt: skip
                 for i, (name, rows, t_idx, topology) in enumerate(series):
                     gossip = rows["trust_model"].iloc[0] == "gossip"
+                    searched = rows["privacy_column"].iloc[0] == "searched"  # δ at least: hollow markers
                     g = rows[rows["topology"] == topology].sort_values("m")
                     label = styles[name]["label"] + (f", {topology.replace('_', ' ')}" if gossip else "")
+                    label += " (searched δ: at least; only where its accountant follows)" if searched else ""
                     dodge = 2 ** (0.025 * (i - (len(series) - 1) / 2))  # side by side: no curve hides another
                     handles[label] = _band(ax, g["m"].to_numpy(float) * dodge, g, colours[name],
                                            marker=styles[name].get("marker", "o"),
-                                           linestyle=TOPOLOGY_LINES[t_idx % 4] if gossip else ":")  # fmt: skip
+                                           linestyle=TOPOLOGY_LINES[t_idx % 4] if gossip else ":",
+                                           **({"mfc": "none", "ms": 7} if searched else {}))  # fmt: skip
                 ax.axhline(chance, color="0.4", linestyle="--", linewidth=1)
                 ax.set_xscale("log", base=2)
                 ms = sorted(set(panel["m"]))

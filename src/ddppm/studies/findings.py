@@ -16,7 +16,8 @@ def agents_findings(summary: pd.DataFrame) -> list[str]:
     """Per sizing at ε = 5 (or the middle ε): each method's error at the smallest and the largest m, per topology
     for a gossip method (the others sum exactly: the topology does not change them)."""
     eps = reference_eps(summary["eps"])
-    at = summary[summary["eps"] == eps]
+    searched = summary["privacy_column"] == "searched"
+    at = summary[(summary["eps"] == eps) & ~searched]
     lo, hi = int(at["m"].min()), int(at["m"].max())
     lines = []
     for sizing, group in at.groupby("sizing", sort=False):
@@ -28,11 +29,38 @@ def agents_findings(summary: pd.DataFrame) -> list[str]:
                 where = f" ({topology})" if rows["trust_model"].iloc[0] == GOSSIP else ""
                 parts.append(f"{method}{where} {mine[lo]:.3f} → {mine[hi]:.3f}")
         lines.append(f"Agents, {sizing}, ε = {eps:g}, error at m = {lo} → {hi}: " + "; ".join(parts) + ".")
+    lines += searched_findings(summary[searched & (summary["eps"] == eps)], at)
     by_reason: dict[str, list[str]] = {}
     for name, why in not_run().items():
-        by_reason.setdefault(why, []).append(name)
+        if name not in set(summary["method"]):
+            by_reason.setdefault(why, []).append(name)
     for why, names in by_reason.items():
         lines.append(f"Not run: {', '.join(names)}: {why}.")
+    return lines
+
+
+def searched_findings(searched: pd.DataFrame, others: pd.DataFrame) -> list[str]:
+    """Per searched variant (journal or workshop D-DP-PM) at one ε: its error where it was calibrated, beside the
+    certified D-DP-PM's at the same points, the δ found ("at least"), and the m where it was not run and why."""
+    lines = []
+    certified = others[others["method"] == "ddppm_certified"].set_index(["sizing", "topology", "m"])["error_mean"]
+    for method, rows in searched.groupby("method", sort=False):
+        ran = rows[rows["error_mean"].notna()]
+        parts = []
+        for r in ran.itertuples():
+            beside = certified.get((r.sizing, r.topology, r.m))
+            found = f", δ at least {r.delta:.2g}" if r.feasible else ", no parameters met the limit"
+            parts.append(f"{r.sizing}, {r.topology}, m = {r.m}: {r.error_mean:.3f}"
+                         + (f" (certified D-DP-PM {beside:.3f})" if beside is not None else "") + found)  # fmt: skip
+        skipped = rows[rows["error_mean"].isna() & ~rows["feasible"].astype(bool) & (rows["note"] != "")]
+        reached = sorted(set(ran["m"]))
+        how = (ran if len(ran) else rows)["note"].iloc[0]
+        line = (f"Searched {method} (δ only searched: at least, Definition 1's hockey stick; {how}), "
+                f"ε = {float(rows['eps'].iloc[0]):g}: " + ("; ".join(parts) if parts else "calibrated nowhere")
+                + f". Largest m reached: {max(reached) if reached else 'none'}")  # fmt: skip
+        if len(skipped):
+            line += f"; m = {', '.join(str(m) for m in sorted(set(skipped['m'])))}: {skipped['note'].iloc[0]}"
+        lines.append(line + ".")
     return lines
 
 

@@ -18,8 +18,9 @@ the consensus rounds c grow, on the common task with certified δ.
 Each runs the methods of ``methods`` through the common task's runner (:func:`ddppm.common.run.run_methods`), so
 every δ is the method's certified one under one adjacency and Definition 1, and each row says which trust model
 it holds under. Only the gossip methods (the certified D-DP-PM) depend on the topology and c; the others sum
-exactly (their error depends on m only). The journal D-DP-PM is not run: its δ can only be searched, and its
-accountant's cost as m grows is measured by ``benchmarks/bench_scaling.py`` instead (:func:`not_run`).
+exactly (their error depends on m only). The journal and workshop D-DP-PM are no common-task methods (their δ
+can only be searched, :func:`not_run`): the agents study calibrates them where their accountant can follow
+(:mod:`ddppm.studies.searched`), and says at the other m that it did not and why.
 """
 
 from __future__ import annotations
@@ -38,10 +39,9 @@ from ddppm.studies.tasks import consensus_term, lambda2_of, scale_task, spiked_r
 
 STUDIES = ("agents", "topology", "consensus", "rank", "views")
 SEARCHED_ONLY = (
-    "its δ can only be searched (data-dependent covariances); one `sound` evaluation already takes seconds at "
-    "m = 4 and grows with m, d and T (benchmarks/bench_scaling.py), and at the studies' n = 20,000 its dense "
-    "n × n Ξ (eq. 13) alone takes minutes to set up, so a calibration at every point of a study is beyond the "
-    "budget at every m (largest m reached: none; docs/studies.md); the certified D-DP-PM stands in for the design"
+    "its δ can only be searched (data-dependent covariances), so it is no common-task method: the agents study "
+    "calibrates it under a searched threat model at the m of studies.agents.searched (a calibration's cost grows "
+    "about as m^2.7, benchmarks/bench_scaling.py); elsewhere the certified D-DP-PM stands in for the design"
 )
 
 
@@ -87,11 +87,14 @@ def rank_methods(section: dict[str, Any]) -> dict[str, Any]:
 
 
 def study_styles() -> dict[str, dict[str, Any]]:
-    """Legend entry and line style of every method a study can run: each common-task method and each deflated
-    variant of one."""
-    methods = dict(common_task_methods())
-    methods.update({m.name: m for m in (m.deflated() for m in list(methods.values()) if hasattr(m, "deflated"))})
-    return {name: method.common_style() for name, method in methods.items()}
+    """Legend entry and line style of every method a study can run: every registered method (the searched
+    D-DP-PM variants included) and each deflated variant of a common-task one."""
+    from ddppm.common.base import method_styles
+
+    styles = method_styles()
+    deflated = (m.deflated() for m in common_task_methods().values() if hasattr(m, "deflated"))
+    styles.update({m.name: m.common_style() for m in deflated})
+    return styles
 
 
 def _options(section: dict[str, Any]) -> dict[str, Any]:
@@ -115,8 +118,12 @@ def _rows(section: dict[str, Any], n: int) -> np.ndarray:
     return spiked_rows(int(n), int(data["d"]), int(data["seed"]))
 
 
-def study_agents(section: dict[str, Any]) -> pd.DataFrame:
-    """Every run at every (sizing, topology, m, method, ε): :func:`study_points` of ``agents``."""
+def study_agents(section: dict[str, Any], context: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Every run at every (sizing, topology, m, method, ε), with the journal and workshop D-DP-PM where
+    ``agents.searched`` asks for them (:func:`ddppm.studies.searched.searched_point`; ``context``: the config's
+    ``workshop`` and ``threat_models``, their options)."""
+    from ddppm.studies.searched import searched_point
+
     cfg = section["agents"]
     frames = []
     for sizing in cfg["sizings"]:
@@ -125,12 +132,17 @@ def study_agents(section: dict[str, Any]) -> pd.DataFrame:
                 n = section["data"]["n"] if sizing == "fixed_n" else int(cfg["rows_per_agent"]) * int(m)
                 task = scale_task(_rows(section, n), int(m), topology, int(cfg["c"]), int(section["k"]),
                                   int(section["seed"]))  # fmt: skip
-                frames.append(
-                    _run(section, task, section["epsilons"], f"agents/{sizing}/{m}", sizing=sizing,
-                         topology=topology, m=int(m), n=int(n), c=int(cfg["c"]),
-                         lambda2=lambda2_of(task.W))
-                )  # fmt: skip
-    return pd.concat(frames, ignore_index=True)
+                point = {"sizing": sizing, "topology": topology, "m": int(m), "n": int(n), "c": int(cfg["c"]),
+                         "lambda2": lambda2_of(task.W)}  # fmt: skip
+                frames.append(_run(section, task, section["epsilons"], f"agents/{sizing}/{m}", **point))
+                searched = searched_point(section, task, f"agents/{sizing}/{m}", int(m), context)
+                if len(searched):
+                    for i, (key, value) in enumerate(point.items()):
+                        searched.insert(i, key, value)
+                    frames.append(searched)
+    runs = pd.concat(frames, ignore_index=True)
+    runs["note"] = runs["note"].fillna("") if "note" in runs else ""
+    return runs
 
 
 def study_topology(section: dict[str, Any]) -> pd.DataFrame:
@@ -224,11 +236,12 @@ POINT_KEYS = {
 }
 
 
-def run_study(name: str, section: dict[str, Any]) -> pd.DataFrame:
-    """Every run of study ``name`` (:data:`STUDIES`)."""
+def run_study(name: str, section: dict[str, Any], context: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Every run of study ``name`` (:data:`STUDIES`); ``context`` (the config's ``workshop`` and
+    ``threat_models``) gives the agents study's searched variants their options."""
     if name not in RUNNERS:
         raise ConfigError(f"studies: unknown study {name!r}; use one of {list(RUNNERS)}")
-    return RUNNERS[name](section)
+    return study_agents(section, context) if name == "agents" else RUNNERS[name](section)
 
 
 def study_summary(name: str, runs: pd.DataFrame) -> pd.DataFrame:
@@ -240,6 +253,9 @@ def study_summary(name: str, runs: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for point, group in runs.groupby(keys, sort=False):
         summary = summarise(group.drop(columns=keys))
+        if "note" in group:  # why a searched variant was not run at this point (one per method and ε)
+            notes = group.groupby(["method", "eps"], sort=False)["note"].first()
+            summary["note"] = [notes.get((m, e), "") for m, e in zip(summary["method"], summary["eps"], strict=True)]
         for i, (key, value) in enumerate(zip(keys, point, strict=True)):
             summary.insert(i, key, value)
         frames.append(summary)

@@ -8,6 +8,8 @@ STUDY_NAMES = list(config["studies"]["studies"])
 STUDY_KEYS = tuple(
     f"studies.{k}" for k in ("data", "methods", "epsilons", "delta", "adjacency", "k", "iterations", "runs", "seed")
 )
+# The agents study's searched D-DP-PM variants take their options from the workshop experiment, as on the common task.
+STUDY_CONTEXT = {"agents": ("workshop", "threat_models")}
 STUDY_TARGETS = [f"{STUDIES}/{name}/summary.csv" for name in STUDY_NAMES] + [
     f"{STUDIES}/{name}/figure.png" for name in STUDY_NAMES
 ]
@@ -20,7 +22,7 @@ rule study_runs:
     wildcard_constraints:
         study="|".join(STUDY_NAMES),
     params:
-        cfg=lambda wc: job_params(config, None, (*STUDY_KEYS, f"studies.{wc.study}")),
+        cfg=lambda wc: job_params(config, None, (*STUDY_KEYS, f"studies.{wc.study}", *STUDY_CONTEXT.get(wc.study, ()))),
         code=code_of("study_runs.py"),
     log:
         f"{LOGS}/studies/{{study}}_runs.log",

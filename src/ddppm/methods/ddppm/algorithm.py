@@ -145,10 +145,9 @@ def ddppm_agentwise(problem: DistributedProblem, params: DDPPMParams, q0: np.nda
 
 def ddppm_network(problem: DistributedProblem, params: DDPPMParams, q0: np.ndarray, P: np.ndarray) -> np.ndarray:
     """The network form ``q^(t) = αΞ q^(t-1) + p^(t)`` (eq. 16/18); returns unnormalised ``q^(T)``."""
-    A = params.alpha * problem.Xi
     q = q0
     for t in range(params.T):
-        q = A @ q + P[t]
+        q = problem.xi_matmul(q, params.alpha) + P[t]
     return q
 
 
@@ -170,7 +169,7 @@ def dpm_error_curve(problem: DistributedProblem, T_max: int, z0: np.ndarray) -> 
     q = z0 / np.linalg.norm(z0, axis=0)
     curve = [sin_error(v, q)]
     for _ in range(T_max):
-        q = problem.Xi @ q
+        q = problem.xi_matmul(q)
         q /= np.linalg.norm(q, axis=0)
         curve.append(sin_error(v, q))
     return np.array(curve)

@@ -53,9 +53,8 @@ def journal_estimates(problem: DistributedProblem, params: DDPPMParams, z0: np.n
     agent 0's consensus ``m Σ_j (W^c)_0j z_j^(T)``: what line 6 of Algorithm 1 computes in its last iteration.
     """
     q, P = scale_draws(params, z0, zp)
-    A = params.alpha * problem.Xi
     for t in range(params.T - 1):
-        q = A @ q + P[t]
+        q = problem.xi_matmul(q, params.alpha) + P[t]
     z = np.stack([Xj.T @ q[problem.agent_slice(j)] for j, Xj in enumerate(problem.blocks)])  # (m, d, R)
     consensus = problem.m * np.einsum("j,jdr->dr", problem.Wc[0], z)
     return unit_columns(consensus)
