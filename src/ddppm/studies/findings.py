@@ -55,7 +55,8 @@ def searched_findings(searched: pd.DataFrame, others: pd.DataFrame) -> list[str]
         skipped = rows[rows["error_mean"].isna() & ~rows["feasible"].astype(bool) & (rows["note"] != "")]
         reached = sorted(set(ran["m"]))
         how = (ran if len(ran) else rows)["note"].iloc[0]
-        line = (f"Searched {method} (δ only searched: at least, Definition 1's hockey stick; {how}), "
+        line = (f"Searched {method} (δ only searched, at least: Definition 1's hockey stick at the worst neighbour "
+                f"found; {how}), "
                 f"ε = {float(rows['eps'].iloc[0]):g}: " + ("; ".join(parts) if parts else "calibrated nowhere")
                 + f". Largest m reached: {max(reached) if reached else 'none'}")  # fmt: skip
         if len(skipped):

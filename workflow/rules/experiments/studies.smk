@@ -29,7 +29,7 @@ rule study_runs:
     benchmark:
         f"{BENCH}/studies/{{study}}_runs.tsv"
     resources:
-        mem_mb=3000,
+        mem_mb=4000,
         runtime=30,
     conda:
         "../../envs/ddppm.yaml"
