@@ -45,14 +45,17 @@ def searched_findings(searched: pd.DataFrame, others: pd.DataFrame) -> list[str]
     lines = []
     certified = others[others["method"] == "ddppm_certified"].set_index(["sizing", "topology", "m"])["error_mean"]
     for method, rows in searched.groupby("method", sort=False):
-        ran = rows[rows["error_mean"].notna()]
+        skipped = rows[rows["note"].str.startswith("not run")]
+        ran = rows.drop(index=skipped.index)
         parts = []
         for r in ran.itertuples():
             beside = certified.get((r.sizing, r.topology, r.m))
-            found = f", δ at least {r.delta:.2g}" if r.feasible else ", no parameters met the limit"
+            if not (r.feasible and r.error_mean == r.error_mean):
+                parts.append(f"{r.sizing}, {r.topology}, m = {r.m}: no parameters met the limit")
+                continue
             parts.append(f"{r.sizing}, {r.topology}, m = {r.m}: {r.error_mean:.3f}"
-                         + (f" (certified D-DP-PM {beside:.3f})" if beside is not None else "") + found)  # fmt: skip
-        skipped = rows[rows["error_mean"].isna() & ~rows["feasible"].astype(bool) & (rows["note"] != "")]
+                         + (f" (certified D-DP-PM {beside:.3f})" if beside is not None else "")
+                         + f", δ at least {r.delta:.2g}")  # fmt: skip
         reached = sorted(set(ran["m"]))
         how = (ran if len(ran) else rows)["note"].iloc[0]
         line = (f"Searched {method} (δ only searched, at least: Definition 1's hockey stick at the worst neighbour "
