@@ -41,20 +41,22 @@ def agents_findings(summary: pd.DataFrame) -> list[str]:
 
 def searched_findings(searched: pd.DataFrame, others: pd.DataFrame) -> list[str]:
     """Per searched variant (journal or workshop D-DP-PM) at one ε: its error where it was calibrated, beside the
-    certified D-DP-PM's at the same points, the δ found ("at least"), and the m where it was not run and why."""
+    certified gossip methods' (the certified D-DP-PM) at the same points, the δ found ("at least"), and the m where
+    it was not run and why."""
     lines = []
-    certified = others[others["method"] == "ddppm_certified"].set_index(["sizing", "topology", "m"])["error_mean"]
+    gossip = others[(others["trust_model"] == GOSSIP) & (others["privacy_column"] == "certified")]
+    certified = gossip.set_index(["sizing", "topology", "m", "method"])["error_mean"].sort_index()
     for method, rows in searched.groupby("method", sort=False):
         skipped = rows[rows["note"].str.startswith("not run")]
         ran = rows.drop(index=skipped.index)
         parts = []
         for r in ran.itertuples():
-            beside = certified.get((r.sizing, r.topology, r.m))
             if not (r.feasible and r.error_mean == r.error_mean):
                 parts.append(f"{r.sizing}, {r.topology}, m = {r.m}: no parameters met the limit")
                 continue
-            parts.append(f"{r.sizing}, {r.topology}, m = {r.m}: {r.error_mean:.3f}"
-                         + (f" (certified D-DP-PM {beside:.3f})" if beside is not None else "")
+            at = certified.get((r.sizing, r.topology, r.m), pd.Series(dtype=float))
+            beside = ", ".join(f"{name} {err:.3f}" for name, err in at.items())
+            parts.append(f"{r.sizing}, {r.topology}, m = {r.m}: {r.error_mean:.3f}" + (f" ({beside})" if beside else "")
                          + f", δ at least {r.delta:.2g}")  # fmt: skip
         reached = sorted(set(ran["m"]))
         how = (ran if len(ran) else rows)["note"].iloc[0]
