@@ -20,8 +20,10 @@ else:
     title = (f"Scale study '{study}': the common task on the spiked set, certified δ ≤ {section['delta']:g} "
              f"(Definition 1, {section['adjacency']}), {section['runs']} runs per point")  # fmt: skip
     if (summary["privacy_column"] == "searched").any():  # the journal D-DP-PM's rows (studies.agents.searched)
-        title += ("\nhollow markers: the journal D-DP-PM, δ only searched (the worst neighbour found meets the limit; "
-                  "the true δ may be larger)")
+        title += (
+            "\nhollow markers: the journal D-DP-PM, δ only searched (the worst neighbour found meets the limit; "
+            "the true δ may be larger)"
+        )
 save_figure(FIGURES[study](summary, styles, title), snakemake.output.png, snakemake.output.pdf,
             config_hash=cfg["config_hash"])  # fmt: skip
 log.info("%s: %d points", study, len(summary))

@@ -19,6 +19,7 @@ from ddppm.core.network import validate_mixing_matrix
 DENSE_XI_MAX_N = 2000
 """Up to this many rows Ξ (n × n) is formed and used densely; above it, only applied through the agents' blocks."""
 
+
 @dataclass(frozen=True)
 class DistributedProblem:
     """Row-partitioned data ``X = [X_1; …; X_m]`` (eq. 1) on a network with mixing matrix ``W``.
@@ -132,11 +133,7 @@ class DistributedProblem:
         roots = []
         for Xj in self.blocks:
             _, s, vt = np.linalg.svd(Xj, full_matrices=False)
-            root = np.zeros((self.d, self.d))
-            root[: len(s), : len(s)] = np.diag(s)
-            basis = np.zeros((self.d, self.d))
-            basis[: vt.shape[0]] = vt
-            roots.append(basis.T @ root @ basis)  # (X_jᵀX_j)^{1/2}
+            roots.append(vt.T @ (s[:, None] * vt))  # (X_jᵀX_j)^{1/2} = V S Vᵀ
         G_half = block_diag(*roots)
         S = G_half @ (self.m * np.kron(self.Wc, np.eye(self.d))) @ G_half
         reduced = np.linalg.eigvalsh((S + S.T) / 2)

@@ -51,7 +51,7 @@ def searched_findings(searched: pd.DataFrame, others: pd.DataFrame) -> list[str]
         ran = rows.drop(index=skipped.index)
         parts = []
         for r in ran.itertuples():
-            if not (r.feasible and r.error_mean == r.error_mean):
+            if not (r.feasible and pd.notna(r.error_mean)):
                 parts.append(f"{r.sizing}, {r.topology}, m = {r.m}: no parameters met the limit")
                 continue
             at = certified.get((r.sizing, r.topology, r.m), pd.Series(dtype=float))

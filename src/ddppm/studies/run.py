@@ -108,9 +108,14 @@ def _run(section: dict[str, Any], task: Any, eps: Iterable[float], label: str, m
     methods = study_methods(section) if methods is None else methods
     runs = run_common(task, [float(e) for e in eps], float(section["delta"]), int(section["runs"]),
                       int(section["seed"]), _options(section), methods, dataset=label)  # fmt: skip
+    return _at_point(runs, columns)
+
+
+def _at_point(frame: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:
+    """``frame`` with the study point's ``columns`` first (in place)."""
     for i, (key, value) in enumerate(columns.items()):
-        runs.insert(i, key, value)
-    return runs
+        frame.insert(i, key, value)
+    return frame
 
 
 def _rows(section: dict[str, Any], n: int) -> np.ndarray:
@@ -137,9 +142,7 @@ def study_agents(section: dict[str, Any], context: dict[str, Any] | None = None)
                 frames.append(_run(section, task, section["epsilons"], f"agents/{sizing}/{m}", **point))
                 searched = searched_point(section, task, f"agents/{sizing}/{m}", int(m), context)
                 if len(searched):
-                    for i, (key, value) in enumerate(point.items()):
-                        searched.insert(i, key, value)
-                    frames.append(searched)
+                    frames.append(_at_point(searched, point))
     runs = pd.concat(frames, ignore_index=True)
     runs["note"] = runs["note"].fillna("") if "note" in runs else ""
     return runs
@@ -256,9 +259,7 @@ def study_summary(name: str, runs: pd.DataFrame) -> pd.DataFrame:
         if "note" in group:  # why a searched variant was not run at this point (one per method and ε)
             notes = group.groupby(["method", "eps"], sort=False)["note"].first()
             summary["note"] = [notes.get((m, e), "") for m, e in zip(summary["method"], summary["eps"], strict=True)]
-        for i, (key, value) in enumerate(zip(keys, point, strict=True)):
-            summary.insert(i, key, value)
-        frames.append(summary)
+        frames.append(_at_point(summary, dict(zip(keys, point, strict=True))))
     out = pd.concat(frames, ignore_index=True).drop(columns=["setting", "dataset"])
     labels = {name: style["label"] for name, style in study_styles().items()}
     out.insert(out.columns.get_loc("method") + 1, "label", out["method"].map(labels))
