@@ -4,6 +4,8 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from ddppm.pipeline.report import where_to_look
+
 min_version("8.0")
 
 
@@ -45,3 +47,7 @@ rule all:
 
 localrules:
     all,
+
+
+onsuccess:
+    print(where_to_look(RESULTS, workflow.overwrite_configfiles))

@@ -5,12 +5,5 @@
 # `./run.sh --configfile tests/config/tiny.yaml`.
 set -euo pipefail
 cd "$(dirname "$0")"
-PYTHON="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
-fi
-if ! .venv/bin/python -c "import ddppm, snakemake" 2>/dev/null; then
-  .venv/bin/pip install --quiet --upgrade pip
-  .venv/bin/pip install --quiet -e ".[test,slurm]"
-fi
+requirements/install.sh  # the locked environment (requirements/ddppm.lock), reinstalled only when it changed
 exec .venv/bin/snakemake --profile profiles/default "$@"

@@ -5,12 +5,7 @@
 # reason only if they cannot be installed). `.ci/run` calls exactly this script.
 set -euo pipefail
 cd "$(dirname "$0")"
-PYTHON="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
-fi
-.venv/bin/pip install --quiet --upgrade pip
-.venv/bin/pip install --quiet -e ".[test,slurm]"
+requirements/install.sh  # the locked environment (requirements/ddppm.lock), reinstalled only when it changed
 export PATH="$PWD/.venv/bin:$PATH"
 
 echo "== ruff"

@@ -271,6 +271,25 @@ def test_which_method_respects_trust_and_certification() -> None:
     assert bool(table.loc["central", "clear_winner"])
 
 
+def test_which_method_lists_the_standard_setting_first() -> None:
+    """The README's answer is the standard setting: it comes first, whatever the names of the others."""
+    import pandas as pd
+
+    from ddppm.common.run import which_method
+
+    summary = pd.DataFrame(
+        [
+            {"setting": setting, "dataset": ds, "k": 1, "eps": 1.0, "method": "a", "trust_model": "central",
+             "privacy_column": "certified", "feasible": True, "error_mean": 0.1, "error_ci_lo": 0.09,
+             "error_ci_hi": 0.11, "captured_variance_mean": 0.9}
+            for setting in ("distance_one", "standard", "journal_delta_limits") for ds in ("wine", "digits")
+        ]
+    )  # fmt: skip
+    table = which_method(summary)
+    assert list(dict.fromkeys(table["setting"])) == ["standard", "distance_one", "journal_delta_limits"]
+    assert list(table[table["setting"] == "standard"]["dataset"]) == ["digits", "wine"]  # sorted within a setting
+
+
 def test_runner_on_a_small_task() -> None:
     from ddppm.common.run import run_methods, summarise, which_method
 

@@ -212,3 +212,22 @@ def test_schema_descriptions_are_whole():
     for path in files:
         walk(yaml.safe_load(path.read_text()), path.name)
     assert descriptions > 50 and stray == []
+
+
+def test_run_times_come_from_the_one_record(tmp_path):
+    """README.md and docs/pipeline.md quote the run times of benchmarks/timings.yaml (written by
+    benchmarks/bench_pipeline.py), through the generated ``timings`` block; an edited time fails the check."""
+    from ddppm.pipeline.readme import render
+
+    timings = REPO / "benchmarks" / "timings.yaml"
+    record = yaml.safe_load(timings.read_text(encoding="utf-8"))
+    assert {"tiny"} <= set(record) and all(r["wall_seconds"] > 0 and r["jobs"] > 0 for r in record.values())
+    for name in ("README.md", "docs/pipeline.md"):
+        text = (REPO / name).read_text(encoding="utf-8")
+        assert "<!-- timings:begin -->" in text
+        rendered = render(text, tmp_path / "no-results", timings=timings)
+        assert rendered == text, f"{name}: run python -m ddppm.pipeline.readme"
+        block = text.split("<!-- timings:begin -->")[1].split("<!-- timings:end -->")[0]
+        assert "min" in block and "benchmarks/timings.yaml" in block
+    tiny = (REPO / "tests" / "config" / "tiny.yaml").read_text(encoding="utf-8")
+    assert not re.search(r"\d+\s*min", tiny), "the tiny config quotes no time of its own"

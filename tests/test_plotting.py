@@ -87,8 +87,16 @@ def make_curves(with_nan=False) -> pd.DataFrame:
     return df
 
 
+def strip_of(ax):
+    """The strip above a Fig. 2 panel that holds the 'no parameters' marks (None if the panel has none)."""
+    strips = [child for child in ax.child_axes if child.get_label() == "infeasible strip"]
+    return strips[0] if strips else None
+
+
 def infeasible_markers(ax):
-    return [c for c in ax.collections if c.get_label() == INFEASIBLE_LABEL]
+    """The 'no parameters met the δ limit' marks of a Fig. 2 panel: they live in its strip, off the error axis."""
+    strip = strip_of(ax)
+    return [c for c in (strip.collections if strip else []) if c.get_label() == INFEASIBLE_LABEL]
 
 
 def legend_texts(fig) -> list[str]:
@@ -206,10 +214,11 @@ def test_fig3_two_panels_log_scales_bound_and_limits(tmp_path):
     assert ax_err.get_xlabel() == ax_del.get_xlabel() == "iterations T"
     assert "error" in ax_err.get_ylabel() and "δ" in ax_del.get_ylabel()
     texts = legend_texts(fig)
-    assert BOUND_LABEL in texts and "Diabetes" in texts and AMI_LABEL in texts
+    assert "Diabetes" in texts and AMI_LABEL in texts
+    assert BOUND_LABEL not in texts  # every bound is 1 (vacuous): said in the title, not drawn at y = 1
     assert any("δ limit" in t for t in texts)
-    # per data set: mean line + bound line (left); δ line + upper-tail δ⁺ line + limit line (right)
-    assert len(ax_err.get_lines()) == 4 and len(ax_del.get_lines()) == 6
+    # per data set: mean line (left; the vacuous bound is not drawn); δ line + δ⁺ line + limit line (right)
+    assert len(ax_err.get_lines()) == 2 and len(ax_del.get_lines()) == 6
     assert len(main_axes(fig3(curves, show_upper_tail=False))[1].get_lines()) == 4
     limits = sorted(line.get_ydata()[0] for line in ax_del.get_lines() if len(set(line.get_ydata())) == 1)
     assert limits == pytest.approx([0.007, 0.008])
@@ -282,8 +291,8 @@ def test_the_floor_turns_marks_into_proofs_and_rings_guessed_neighbour_points():
     floor = pd.DataFrame({"eps": EPS, "delta_limit": LIMITS, "floor_hockey": [0.1, 0.5, 0.5, 1e-5]})
     fig = fig2_single(make_summary(infeasible_eps=(5.0, 10.0)), floors={"network": floor})
     ax = fig.axes[0]
-    by_label = {c.get_label(): c for c in ax.collections}
-    proven = by_label[PROVEN_INFEASIBLE_LABEL]  # ε = 5: infeasible and floor 0.5 > 8e-3
+    by_label = {c.get_label(): c for c in [*ax.collections, *strip_of(ax).collections]}
+    proven = by_label[PROVEN_INFEASIBLE_LABEL]  # ε = 5: infeasible and floor 0.5 > 8e-3 (in the strip)
     np.testing.assert_allclose(proven.get_offsets()[:, 0], [5.0], rtol=0.1)
     np.testing.assert_allclose(infeasible_markers(ax)[0].get_offsets()[:, 0], [10.0], rtol=0.1)  # floor below
     ringed = by_label[HEURISTIC_ONLY_LABEL]  # ε = 2: met the limit, yet the floor 0.5 > 0.143

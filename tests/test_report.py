@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,8 +35,8 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--virtual-time-budget=10000",
 ]
+PROBE_ENTRIES = Path(__file__).with_name("report_probe.js")
 
 
 def _chromium() -> str:
@@ -96,8 +97,9 @@ def rendered_report(tiny_run, tmp_path_factory):
     out = tmp_path_factory.mktemp("chromium")
     flags = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={out / 'profile'}"]
 
-    def dump(page, *extra: str) -> str:
-        run = subprocess.run([*flags, *extra, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180)
+    def dump(page, *extra: str, budget: int = 10000) -> str:
+        command = [*flags, f"--virtual-time-budget={budget}", *extra, "--dump-dom", page.as_uri()]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr[-2000:]
         return run.stdout
 
@@ -110,6 +112,14 @@ def rendered_report(tiny_run, tmp_path_factory):
         found = re.search(r'id="ddppm-probe">([^<]*)<', dump(probed, f"--window-size={width},{height}"))
         assert found, "the probe did not run in the page"
         positions[(width, height)] = json.loads(html.unescape(found.group(1)))
+    opened = out / "opened.html"
+    opened.write_text(source[:at] + f"<script>{PROBE_ENTRIES.read_text()}</script>" + source[at:])
+    entries = {}
+    for width, height in VIEWPORTS:
+        page = dump(opened, f"--window-size={width},{height}", budget=120000)
+        found = re.search(r'id="ddppm-entries">([^<]*)<', page)
+        assert found, "the entries probe did not run in the page"
+        entries[(width, height)] = json.loads(html.unescape(found.group(1)))
     screenshot = out / "report.png"
     shot = subprocess.run(
         [*flags, "--window-size=1920,1080", f"--screenshot={screenshot}", report.as_uri()],
@@ -124,6 +134,7 @@ def rendered_report(tiny_run, tmp_path_factory):
         "findings": _text(dump(findings)),
         "source": source,
         "positions": positions,
+        "entries": entries,
         "screenshot": screenshot,
         "work": work,
     }
@@ -173,15 +184,31 @@ def test_findings_page_states_the_findings_with_numbers(rendered_report):
 
 
 def test_no_table_is_download_only(rendered_report):
-    """Every CSV the report offers has an HTML page in the report that shows it."""
+    """The report offers no CSV entry (its view button would only download it): every table is an HTML page."""
     items = re.findall(r'"(' + re.escape(TINY_RESULTS) + r'/[^"]+)": \{"name": "', rendered_report["source"])
     assert len(items) >= 20 and TINY_RESULTS + "/report/findings.html" in items
-    csvs = [p for p in items if p.endswith(".csv")]
-    assert len(csvs) >= 6
-    for csv in csvs:
-        assert csv[: -len(".csv")] + ".table.html" in items, csv
-    for category in ("Fig. 2: error vs ε", "Fig. 3: error and δ vs T", "Tables", "Findings"):
+    assert not [p for p in items if p.endswith(".csv")]
+    pages = [p for p in items if p.endswith(".table.html")]
+    for table in ("tables/summary", "common/summary", "common/which_method", "ppm/tables/errors"):
+        assert f"{TINY_RESULTS}/{table}.table.html" in pages, table
+    for category in ("Fig. 2: error vs ε", "Fig. 3: error and δ vs T", "Tables", "Findings", "Workflow"):
         assert category in rendered_report["dom"]
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=lambda v: f"{v[0]}x{v[1]}")
+def test_every_entry_opens_content_and_every_figure_can_be_seen_whole(rendered_report, viewport):
+    """Each entry opened as its view button opens it (Snakemake's app.setView): a figure's four edges lie in the
+    viewer or within its scroll range (Snakemake's viewer centred a tall figure, cutting its top out of reach: the
+    portrait Fig. 2 panels lost 251 px at 1920×1080), and an HTML or PDF entry opens a frame with its content."""
+    seen = rendered_report["entries"][viewport]
+    entries = seen["entries"]
+    figures = [e for e in entries if e["kind"] == "img"]
+    assert len(entries) >= 20 and len(figures) >= 10
+    assert not [e["path"] for e in entries if e["kind"] == "download"], "an entry whose view only downloads"
+    assert not [e["path"] for e in entries if not e.get("shown")], "an entry whose view shows nothing"
+    for e in figures:
+        cut = {side: e[side] for side in ("top_cut", "left_cut", "bottom_beyond", "right_beyond") if e[side] > 0.5}
+        assert not cut, (e["path"], cut, seen["height"], seen["width"])
 
 
 def test_screenshot_is_a_rendered_page(rendered_report):

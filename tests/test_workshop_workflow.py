@@ -11,6 +11,7 @@ import yaml
 from ddppm.core.io import read_parquet
 from ddppm.experiments.workshop import default_section, delta_limits
 from ddppm.experiments.workshop_claims import claims_table
+from ddppm.methods import get_method
 from ddppm.methods.ddppm.adjacency import neighbours_from_table
 from ddppm.methods.ddppm.steps import accountant_settings, threat_model
 from ddppm.methods.workshop.accounting import total_delta
@@ -38,7 +39,9 @@ def test_fig1_tables_hold_every_method_threat_model_and_eps(workshop_run):
     eps = sorted(map(float, section["epsilons"]))
     for method in section["methods"]:
         rows = summary[summary["method"] == method]
+        proven = getattr(get_method(method), "delta_holds_for_every_threat_model", False)
         models = section["threat_models"] if method in ("ddppm", "ddppm_workshop") else ["none"]
+        models = ["network_proven"] if proven else models  # LDP: proven for every neighbour and observer
         assert sorted(rows["threat_model"].unique()) == sorted(models)
         assert sorted(rows["eps"].unique()) == eps
     assert (summary["n_runs"] == section["runs"]).all()

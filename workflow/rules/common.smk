@@ -1,38 +1,43 @@
 from pathlib import Path
 
+from ddppm.common.base import common_task_methods
 from ddppm.common.settings import common_settings, setting_config_keys
 from ddppm.core.errors import ConfigError
-from ddppm.core.provenance import code_version
 from ddppm.data import DATASETS as KNOWN_DATASETS
 from ddppm.config import validate_config
 from ddppm.experiments import get_experiment
 from ddppm.experiments.common import searched_datasets
-from ddppm.methods import available_methods, calibrated_methods, get_method, method_module
-from ddppm.pipeline.config import dataset_config, eps_label, job_params
+from ddppm.methods import available_methods, calibrated_methods, get_method
+from ddppm.pipeline.code import job_code_version
+from ddppm.pipeline.config import dataset_config, eps_label, job_params, other_results_hint
+
+
+def check_calibrated_rule_files():
+    """A calibrated method runs in the journal figures only through its own rule file (its calibration jobs)."""
+    for method in sorted(set(config["montecarlo"]["methods"])):
+        if get_method(method).calibrated and not Path(workflow.basedir, "workflow", "rules", "methods", f"{method}.smk").exists():
+            experiment = get_method(method).configured_by
+            raise ConfigError(
+                f"montecarlo.methods: {method!r} is calibrated but has no rule file workflow/rules/methods/{method}.smk, "
+                "so the journal figures cannot run it; remove it from montecarlo.methods"
+                + (f" (it has its own experiment: add `{experiment}` to `experiments`)" if experiment else "")
+            )
 
 
 # Validates against src/ddppm/pipeline/config.schema.yaml (completed with every registered method's own
 # schema and every experiment's section), fills in every default, and runs the cross-key checks (the
 # experiments' own included): a bad config stops here, before any job.
-validate_config(config)
+try:
+    validate_config(config)
+    check_calibrated_rule_files()
+except ConfigError as error:  # the message names the key and the fix; a traceback would only bury it
+    raise SystemExit(f"Config error (nothing ran): {error}") from None
 
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
 EPS_LABELS = [eps_label(e) for e in config["epsilons"]]
 METHODS = list(config["montecarlo"]["methods"])
 CLOSED_FORM_METHODS = [m for m in METHODS if not get_method(m).calibrated]
-# A calibrated method runs in the journal figures only through its own rule file (its calibration jobs).
-for _method in set(METHODS) - set(CLOSED_FORM_METHODS):
-    if not Path(workflow.basedir, "workflow", "rules", "methods", f"{_method}.smk").exists():
-        raise ConfigError(
-            f"montecarlo.methods: {_method!r} is calibrated but has no rule file workflow/rules/methods/{_method}.smk, "
-            "so the journal figures cannot run it; remove it from montecarlo.methods"
-            + (
-                f" (it has its own experiment: add `{get_method(_method).configured_by}` to `experiments`)"
-                if get_method(_method).configured_by
-                else ""
-            )
-        )
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
 SCRIPTS = f"{workflow.basedir}/workflow/scripts"
@@ -57,8 +62,6 @@ COMMON_SEARCHED_RUNS = []
 # Reference curves (label, ε, δ, error_mean per data set) that a method's rule file adds to the journal method's
 # calibration-frontier figure: a method whose δ holds under every threat model (the certified D-DP-PM).
 FRONTIER_REFERENCES = []
-# CSV tables the report offers as downloads: each gets an HTML twin the report shows (rule table_html).
-REPORT_TABLES = [f"{RESULTS}/tables/summary.csv"]
 # The report's landing page, written by rule report_landing from this run's tables (workflow/rules/report.smk).
 REPORT_LANDING = f"{RESULTS}/report/landing.rst"
 
@@ -82,15 +85,18 @@ def global_params(*keys):
     return lambda wc: job_params(config, None, keys)
 
 
-def code_of(*scripts, methods=None):
-    """Hash of the scripts' code and of every ddppm module they import, plus the wildcard's method module
-    (``methods="wildcard"``) or every run method's module (``methods="all"``, for gathers and figures)."""
+def code_of(*scripts, methods=None, experiments=()):
+    """Hash of the scripts' code, of every ddppm module they import, and of the registry entries the job uses
+    (ddppm.pipeline.code): ``methods``, the methods it runs or draws (a list, ``"wildcard"`` for the ``{method}``
+    wildcard, a function of the wildcards, or None for every registered method: the safe default), and
+    ``experiments``, those it reaches only through the experiment registry (a job imports its own)."""
     paths = [f"{SCRIPTS}/{s}" for s in scripts]
-    if methods == "wildcard":
-        return lambda wc: code_version(*paths, method_module(wc.method))
-    if methods == "all":
-        return lambda wc: code_version(*paths, *(method_module(m) for m in METHODS))
-    return lambda wc: code_version(*paths)
+
+    def version(wc):
+        names = [wc.method] if methods == "wildcard" else methods(wc) if callable(methods) else methods
+        return job_code_version(paths, names, experiments)
+
+    return version
 
 
 def problem_files(wildcards=None):
@@ -116,12 +122,13 @@ def figure_targets():
 
 
 def html_twin(csv_path):
-    """The HTML page (rule table_html) that shows a CSV table in the report."""
+    """The HTML page that shows a CSV table in the report, written by the rule that writes the CSV (the view of a
+    CSV entry in the report would only download it)."""
     return csv_path[: -len(".csv")] + ".table.html"
 
 
 def all_targets():
     report_files = [REPORT_LANDING, f"{RESULTS}/report/provenance.html", f"{RESULTS}/report/findings.html"]
-    report_files += [html_twin(p) for p in REPORT_TABLES]
+    report_files.append(f"{RESULTS}/report/rule_graph.png")
     report_files += [f"{RESULTS}/tables/summary_{ds}.html" for ds in DATASETS]
     return figure_targets() + METHOD_TARGETS + EXPERIMENT_TARGETS + [f"{RESULTS}/tables/summary.csv"] + report_files

@@ -4,7 +4,7 @@ rule prepare_dataset:
         f"{RESULTS}/data/{{dataset}}/normalized.parquet",
     params:
         cfg=params_of("dataset"),
-        code=code_of("prepare_dataset.py"),
+        code=code_of("prepare_dataset.py", methods=[]),
     log:
         f"{LOGS}/prepare_dataset/{{dataset}}.log",
     resources:
@@ -25,7 +25,7 @@ rule partition:
         network=f"{RESULTS}/data/{{dataset}}/network.parquet",
     params:
         cfg=params_of("partition", "network"),
-        code=code_of("partition.py"),
+        code=code_of("partition.py", methods=[]),
     log:
         f"{LOGS}/partition/{{dataset}}.log",
     resources:
@@ -35,3 +35,16 @@ rule partition:
         "../envs/ddppm.yaml"
     script:
         "../scripts/partition.py"
+
+
+rule other_results_dir:
+    """A path under another configuration's results directory: stop with a hint (not Snakemake's no rule)."""
+    input:
+        other_results_hint(RESULTS),
+    output:
+        "{other_results}/{path}",
+    wildcard_constraints:
+        other_results="|".join(d for d in ("results", "results-tiny") if d != RESULTS),
+        path=".+",
+    log:
+        f"{LOGS}/other_results_dir/{{other_results}}/{{path}}.log",

@@ -14,7 +14,7 @@ rule figure_fig2_panel:
         pdf=f"{RESULTS}/figures/fig2_{{dataset}}.pdf",
     params:
         cfg=params_of("montecarlo.methods", "epsilons", "delta_limits", "threat_models"),
-        code=code_of("figure_fig2.py", methods="all"),
+        code=code_of("figure_fig2.py", methods=METHODS),
     log:
         f"{LOGS}/figures/fig2_{{dataset}}.log",
     resources:
@@ -37,7 +37,7 @@ rule figure_fig2:
         pdf=f"{RESULTS}/figures/fig2.pdf",
     params:
         cfg=global_params("datasets", "threat_models"),
-        code=code_of("figure_fig2.py", methods="all"),
+        code=code_of("figure_fig2.py", methods=METHODS),
     log:
         f"{LOGS}/figures/fig2.log",
     resources:
@@ -54,10 +54,16 @@ rule summary_table:
     input:
         unpack(summary_inputs),
     output:
-        report(f"{RESULTS}/tables/summary.csv", caption="../report/summary.rst", category="Tables"),
+        csv=f"{RESULTS}/tables/summary.csv",
+        page=report(
+            html_twin(f"{RESULTS}/tables/summary.csv"),
+            caption="../report/summary.rst",
+            category="Tables",
+            labels={"table": "summary"},
+        ),
     params:
         cfg=global_params("datasets"),
-        code=code_of("summary_table.py", methods="all"),
+        code=code_of("summary_table.py", methods=METHODS),
     log:
         f"{LOGS}/tables/summary.log",
     resources:

@@ -88,7 +88,7 @@ rule summarize_runs:
         f"{RESULTS}/tables/errors_{{dataset}}.parquet",
     params:
         cfg=params_of("montecarlo.runs", "montecarlo.methods", "epsilons"),
-        code=code_of("summarize_runs.py", methods="all"),
+        code=code_of("summarize_runs.py", methods=METHODS),
     log:
         f"{LOGS}/summarize_runs/{{dataset}}.log",
     resources:

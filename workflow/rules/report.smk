@@ -18,7 +18,7 @@ rule summary_table_html:
         ),
     params:
         cfg=global_params("datasets"),
-        code=code_of("summary_table_html.py", methods="all"),
+        code=code_of("summary_table_html.py", methods=METHODS),
     log:
         f"{LOGS}/tables/summary_{{dataset}}_html.log",
     conda:
@@ -42,37 +42,13 @@ rule provenance_table:
         ),
     params:
         cfg=global_params("datasets"),
-        code=code_of("provenance_table.py"),
+        code=code_of("provenance_table.py", methods=[]),
     log:
         f"{LOGS}/report/provenance.log",
     conda:
         "../envs/ddppm.yaml"
     script:
         "../scripts/provenance_table.py"
-
-
-rule table_html:
-    """A CSV table of the report as an HTML page the report shows (the CSV stays its download)."""
-    input:
-        f"{RESULTS}/{{table}}.csv",
-    output:
-        report(
-            f"{RESULTS}/{{table}}.table.html",
-            caption="../report/table_html.rst",
-            category="Tables",
-            subcategory="Every table as a page",
-            labels={"table": "{table}"},
-        ),
-    params:
-        code=code_of("table_html.py"),
-    log:
-        f"{LOGS}/report/table_html/{{table}}.log",
-    wildcard_constraints:
-        table=r"[A-Za-z0-9_/.~-]+",
-    conda:
-        "../envs/ddppm.yaml"
-    script:
-        "../scripts/table_html.py"
 
 
 rule report_landing:
@@ -92,7 +68,7 @@ rule report_landing:
         ),
     params:
         cfg=global_params("datasets", "threat_models", "montecarlo", "experiments", "verdict"),
-        code=code_of("report_landing.py", methods="all"),
+        code=code_of("report_landing.py", methods=METHODS),
     log:
         f"{LOGS}/report/landing.log",
     conda:
@@ -101,18 +77,42 @@ rule report_landing:
         "../scripts/report_landing.py"
 
 
+rule rule_graph:
+    """The workflow's rule graph as a figure of the report (off the landing page, which states the verdict)."""
+    output:
+        png=report(
+            f"{RESULTS}/report/rule_graph.png",
+            caption="../report/rule_graph.rst",
+            category="Workflow",
+            labels={"figure": "rule graph"},
+        ),
+        pdf=f"{RESULTS}/report/rule_graph.pdf",
+    params:
+        snakefile=workflow.main_snakefile,
+        # What shapes the graph: the rules, and the config keys that choose what the default target builds.
+        rules=sorted(r.name for r in workflow.rules),
+        cfg=global_params("experiments", "datasets", "montecarlo", "common", "methods"),
+        code=code_of("rule_graph.py", methods=[]),
+    log:
+        f"{LOGS}/report/rule_graph.log",
+    conda:
+        "../envs/ddppm.yaml"
+    script:
+        "../scripts/rule_graph.py"
+
+
 rule report_inputs:
     """Everything the HTML report shows (then: snakemake --report report.html)."""
     input:
         f"{RESULTS}/report/landing.rst",
         f"{RESULTS}/report/findings.html",
         f"{RESULTS}/report/provenance.html",
+        f"{RESULTS}/report/rule_graph.png",
         expand(f"{RESULTS}/tables/summary_{{dataset}}.html", dataset=DATASETS),
-        [html_twin(p) for p in REPORT_TABLES],
 
 
 localrules:
-    table_html,
+    rule_graph,
     summary_table_html,
     provenance_table,
     report_landing,

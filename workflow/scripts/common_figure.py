@@ -17,7 +17,10 @@ summary = summary[(summary["dataset"] == dataset) & (summary["setting"] == setti
 styles = method_styles()
 section = cfg["common"]
 where = SETTING_TITLES[setting].format(delta=section["delta"], adjacency=section["adjacency"])
-title = f"The common task on {LABELS.get(dataset, dataset)}: {where}"
+title = (
+    f"The common task on {LABELS.get(dataset, dataset)}: subspace error against ε of every method, each under its "
+    f"trust model (columns; who sees what); {where}"
+)
 save_figure(
     common_figure(summary, styles, title), snakemake.output.png, snakemake.output.pdf, config_hash=cfg["config_hash"]
 )

@@ -5,6 +5,7 @@ import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
 from ddppm.experiments.common import findings, tables, which_method_markdown
+from ddppm.pipeline.report import write_table_page
 from ddppm.pipeline.steps import setup_logging
 
 log = setup_logging(snakemake.log[0])
@@ -17,6 +18,8 @@ write_parquet(out["summary"], snakemake.output.parquet, meta)
 write_text_atomic(snakemake.output.summary, out["summary"].to_csv(index=False))
 write_text_atomic(snakemake.output.which, out["which_method"].to_csv(index=False))
 write_text_atomic(snakemake.output.not_certified, out["not_certified"].to_csv(index=False))
+for name in ("summary", "which", "not_certified"):
+    write_table_page(snakemake.output[name], snakemake.output[f"{name}_page"])
 lines = findings(out["which_method"], out["summary"], cfg["common"], out["not_certified"], cfg.get("threat_models"))
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
 write_text_atomic(snakemake.output.readme, which_method_markdown(out["which_method"], out["summary"]) + "\n")

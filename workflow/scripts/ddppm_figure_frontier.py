@@ -29,7 +29,12 @@ for cal_path, cand_path in zip(snakemake.input.calibrations, snakemake.input.can
     )
     log.info("%s: %d candidates at eps=%g", dataset, int((abs(candidates["eps"] - eps) < 1e-9).sum()), eps)
 save_figure(
-    frontier_figure(panels, eps, snakemake.wildcards.threat_model),
+    frontier_figure(
+        panels,
+        eps,
+        snakemake.wildcards.threat_model,
+        snakemake.params.cfg["threat_models"][snakemake.wildcards.threat_model],
+    ),
     snakemake.output.png,
     snakemake.output.pdf,
     config_hash=snakemake.params.cfg["config_hash"],

@@ -25,10 +25,11 @@ for errors_path, data_path in zip(as_list(snakemake.input.errors), as_list(snake
     infeasible = summary[~summary["feasible"].astype(bool)]
     log.info("%s: %d curves points, %d infeasible", label, len(summary), len(infeasible))
 
+threat_models = snakemake.params.cfg["threat_models"]  # the heading names each one in words
 fig = (
-    fig2_single(panels[0][1], panels[0][0], n=panels[0][2], floors=panels[0][3])
+    fig2_single(panels[0][1], panels[0][0], n=panels[0][2], floors=panels[0][3], threat_models=threat_models)
     if snakemake.rule == "figure_fig2_panel"
-    else fig2_grid(panels)
+    else fig2_grid(panels, threat_models=threat_models)
 )
 save_figure(fig, snakemake.output.png, snakemake.output.pdf, config_hash=snakemake.params.cfg["config_hash"])
 log.info("wrote %s", snakemake.output.png)

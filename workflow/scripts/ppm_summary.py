@@ -4,6 +4,7 @@ import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
 from ddppm.experiments.ppm import eps_ratio_table, findings, settings_title, summarise
+from ddppm.pipeline.report import write_table_page
 from ddppm.pipeline.steps import setup_logging
 
 log = setup_logging(snakemake.log[0])
@@ -18,6 +19,8 @@ write_parquet(summary, snakemake.output.errors, meta)
 write_text_atomic(snakemake.output.errors_csv, summary.to_csv(index=False))
 write_parquet(ratios, snakemake.output.eps_ratio, meta)
 write_text_atomic(snakemake.output.eps_ratio_csv, ratios.to_csv(index=False))
+write_table_page(snakemake.output.errors_csv, snakemake.output.errors_page)
+write_table_page(snakemake.output.eps_ratio_csv, snakemake.output.eps_ratio_page)
 lines = findings(summary, ratios, settings_title(section, data_meta["data"]), section["claims"])
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
 log.info("summary: %d rows, %d ε-ratio levels\n%s", len(summary), len(ratios), "\n".join(lines))

@@ -138,7 +138,10 @@ def which_method(summary: pd.DataFrame) -> pd.DataFrame:
     eligible = summary[(summary["privacy_column"] == "certified") & summary["feasible"].astype(bool)]
     eligible = eligible[eligible["trust_model"].isin(TRUST_ORDER)]
     rows = []
-    for (setting, dataset, k, eps), group in eligible.groupby(["setting", "dataset", "k", "eps"], sort=True):
+    # The standard setting first (the README's answer), then the second settings in the order they appear.
+    order = {name: i for i, name in enumerate(dict.fromkeys([STANDARD, *summary["setting"]]))}
+    groups = eligible.groupby(["setting", "dataset", "k", "eps"], sort=True)
+    for (setting, dataset, k, eps), group in sorted(groups, key=lambda item: order[item[0][0]]):
         for trust in ("central", "secure_aggregation", "local"):
             usable = group[group["trust_model"].map(TRUST_ORDER) >= TRUST_ORDER[trust]]
             if usable.empty:

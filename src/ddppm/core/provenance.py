@@ -2,19 +2,25 @@
 
 :func:`code_version` hashes the source of a module and of every ``ddppm`` module it imports, transitively
 (found by reading the import statements, not by importing). Rules put it in their ``params``, so editing a
-library module reruns exactly the jobs whose code imports it, and nothing else. The package's top-level
-``ddppm/__init__.py`` only re-exports the public API lazily and is not followed. Methods found by the
-registry at run time are added by the rules (:func:`ddppm.methods.method_module`).
+library module reruns exactly the jobs whose code can reach it, and nothing else. The package's top-level
+``ddppm/__init__.py`` only re-exports the public API lazily and is not followed.
+
+A registry reaches code that no import statement names: it imports every module of a package at run time
+(``pkgutil``) and hands out what registered there. Such a registry module says so with a module-level constant
+``DISCOVERED_PACKAGE = "ddppm.<package>"``; when the closure reaches it, every entry of that package (each module
+or sub-package directly under it, with all its files) is part of the code, unless the caller names the entries
+its job really uses (``uses``: the methods a job runs, say). A forgotten ``uses`` therefore reruns too much,
+never too little; ``tests/test_provenance.py`` checks that every module that discovers declares the constant.
 
 :func:`environment` records the git commit (when there is one) and the versions of Python, numpy, scipy,
-pandas and snakemake; :func:`ddppm.core.io.write_parquet` stores it with every table.
+pandas, pyarrow, matplotlib, scikit-learn, networkx, threadpoolctl and snakemake (each pinned with hashes in
+``requirements/ddppm.lock``); :func:`ddppm.core.io.write_parquet` stores it with every table.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import platform
 import subprocess
 from functools import cache
@@ -25,6 +31,7 @@ PACKAGE = "ddppm"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/ddppm
 
 
+@cache
 def module_file(module: str) -> Path | None:
     """Source file of a ``ddppm`` module or package (``None`` if it does not exist)."""
     rel = Path(*module.split(".")[1:])
@@ -40,9 +47,16 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+@cache
+def _tree(path: Path) -> ast.Module:
+    """The parsed source at ``path``, once per process (a dry run asks for hundreds of job hashes)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _imports(path: Path) -> frozenset[str]:
     """``ddppm`` modules imported by the file at ``path`` (absolute and relative imports)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     here = _module_name(path) if path.is_relative_to(PACKAGE_DIR) else ""
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     found: set[str] = set()
@@ -56,7 +70,7 @@ def _imports(path: Path) -> set[str]:
                 base = ".".join([*anchor, base]) if base else ".".join(anchor)
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
-    return {m for m in found if m == PACKAGE or m.startswith(PACKAGE + ".")}
+    return frozenset(m for m in found if m == PACKAGE or m.startswith(PACKAGE + "."))
 
 
 def _parents(module: str) -> list[str]:
@@ -65,9 +79,74 @@ def _parents(module: str) -> list[str]:
     return [".".join(parts[:k]) for k in range(2, len(parts))]
 
 
-def code_files(*roots: str | Path) -> list[Path]:
+DISCOVERY_MARKER = "DISCOVERED_PACKAGE"
+"""The module-level constant by which a registry module names the package it discovers at run time."""
+
+Uses = tuple[tuple[str, tuple[str, ...]], ...]
+"""Which entries of each discovered package a job uses: ``((package, (entry, ...)), ...)``, hashable."""
+
+
+@cache
+def discovered_package(path: Path) -> str | None:
+    """The package the module at ``path`` discovers at run time (its ``DISCOVERED_PACKAGE``), or ``None``."""
+    for node in _tree(path).body:
+        if (
+            isinstance(node, ast.Assign | ast.AnnAssign)
+            and any(isinstance(t, ast.Name) and t.id == DISCOVERY_MARKER for t in _targets(node))
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    return None
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
+
+
+@cache
+def package_entries(package: str) -> tuple[str, ...]:
+    """The entries a registry of ``package`` imports: every module or sub-package directly under it, except the
+    registry modules themselves (those with ``DISCOVERED_PACKAGE``)."""
+    directory = PACKAGE_DIR / Path(*package.split(".")[1:])
+    if not (directory / "__init__.py").is_file():
+        raise FileNotFoundError(f"no package {package!r}")
+    entries = []
+    for child in sorted(directory.iterdir()):
+        if child.suffix == ".py" and child.name != "__init__.py":
+            if discovered_package(child) is None:
+                entries.append(f"{package}.{child.stem}")
+        elif child.is_dir() and (child / "__init__.py").is_file():
+            entries.append(f"{package}.{child.name}")
+    return tuple(entries)
+
+
+@cache
+def entry_files(entry: str) -> tuple[Path, ...]:
+    """Every source file of an entry: the module, or every module of the sub-package (a registry imports the
+    package, and what the package reaches is its own business: all of it counts)."""
+    path = module_file(entry)
+    if path is None:
+        raise FileNotFoundError(f"no source for {entry!r}")
+    if path.name == "__init__.py":
+        return tuple(sorted(p.resolve() for p in path.parent.rglob("*.py")))
+    return (path.resolve(),)
+
+
+def freeze_uses(uses: dict[str, list[str] | tuple[str, ...] | set[str]] | None) -> Uses:
+    """``uses`` as the hashable form :func:`code_version` caches on (sorted, duplicates dropped)."""
+    return tuple(sorted((package, tuple(sorted(set(entries)))) for package, entries in (uses or {}).items()))
+
+
+def code_files(*roots: str | Path, uses: Uses = ()) -> list[Path]:
     """Source files of the given modules (dotted names) or scripts (paths) and of every ``ddppm`` module
-    they import, transitively."""
+    they import, transitively, with the entries of every registry they reach: those ``uses`` names for its
+    package, or all of them (:func:`package_entries`)."""
+    chosen = dict(uses)
+    for package, entries in chosen.items():
+        unknown = sorted(set(entries) - set(package_entries(package)))
+        if unknown:
+            raise ValueError(f"uses: {unknown} are not entries of {package!r}")
     todo: list[Path] = []
     for root in roots:
         path = module_file(root) if isinstance(root, str) and not root.endswith(".py") else Path(root)
@@ -80,6 +159,10 @@ def code_files(*roots: str | Path) -> list[Path]:
         if path in seen:
             continue
         seen.add(path)
+        package = discovered_package(path)
+        if package is not None:
+            for entry in chosen.get(package, package_entries(package)):
+                todo.extend(f for f in entry_files(entry) if f not in seen)
         for module in _imports(path):
             for name in [*_parents(module), module]:
                 if name == PACKAGE:
@@ -91,12 +174,12 @@ def code_files(*roots: str | Path) -> list[Path]:
 
 
 @cache
-def code_version(*roots: str | Path) -> str:
+def code_version(*roots: str | Path, uses: Uses = ()) -> str:
     """sha256 (16 hex digits) of the contents of :func:`code_files`, independent of file times.
 
     Cached per process: a Snakemake run asks for the same few versions once per job."""
     digest = hashlib.sha256()
-    for path in code_files(*roots):
+    for path in code_files(*roots, uses=uses):
         name = path.relative_to(PACKAGE_DIR) if path.is_relative_to(PACKAGE_DIR) else path.name
         digest.update(str(name).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
@@ -130,12 +213,27 @@ def git_commit(directory: str | None = None) -> str | None:
     return head + ("+dirty" if dirty else "") if head else None
 
 
+RECORDED_DISTRIBUTIONS = (
+    "numpy",
+    "scipy",
+    "pandas",
+    "pyarrow",
+    "matplotlib",
+    "scikit-learn",
+    "networkx",
+    "threadpoolctl",
+    "snakemake",
+)
+"""The installed distributions every table records: the project's direct dependencies, each pinned in
+``requirements/ddppm.lock`` (``tests/test_provenance.py`` checks the installed versions equal the lock)."""
+
+
 @cache
 def environment() -> dict[str, str | None]:
-    """Git commit and the versions of Python, ddppm, numpy, scipy, pandas and snakemake."""
+    """Git commit, Python, and the versions of ddppm and of :data:`RECORDED_DISTRIBUTIONS`."""
     out: dict[str, str | None] = {"git_commit": git_commit(), "python": platform.python_version()}
-    for dist in (PACKAGE, "numpy", "scipy", "pandas", "snakemake"):
-        out[dist] = _version(dist) if importlib.util.find_spec(dist.replace("-", "_")) else None
+    for dist in (PACKAGE, *RECORDED_DISTRIBUTIONS):
+        out[dist] = _version(dist)
     return out
 
 

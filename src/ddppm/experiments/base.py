@@ -60,6 +60,11 @@ class Experiment:
         self.check_config(section)
         return section
 
+    def methods_used(self, config: dict[str, Any]) -> list[str] | None:
+        """The registered methods this experiment's jobs run or draw under the validated ``config``, so that
+        editing any other method reruns none of them; ``None`` (the default) for every registered method."""
+        return None
+
     def targets(self, results: str) -> list[str]:
         """The files the default run builds for this experiment (its rule file makes each of them)."""
         return [f"{results}/{path}" for path in self.targets_relative]
@@ -68,6 +73,9 @@ class Experiment:
         """The findings file the report's landing page reads."""
         return f"{results}/{self.findings_relative}"
 
+
+DISCOVERED_PACKAGE = "ddppm.experiments"
+"""The package whose every module :func:`available_experiments` imports (read by :mod:`ddppm.core.provenance`)."""
 
 _REGISTRY: dict[str, Experiment] = {}
 _HERE = Path(__file__).parent
@@ -89,7 +97,7 @@ def _schema_file(name: str) -> dict[str, Any]:
 
 def available_experiments() -> dict[str, Experiment]:
     """Every registered experiment by name (sorted): each module of this package that registers one."""
-    package = importlib.import_module("ddppm.experiments")
+    package = importlib.import_module(DISCOVERED_PACKAGE)
     for info in pkgutil.iter_modules(package.__path__):
         if info.name != "base":
             importlib.import_module(f"{package.__name__}.{info.name}")

@@ -21,7 +21,7 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.data import DATASETS
 from ddppm.experiments.base import Experiment, register_experiment
-from ddppm.pipeline.config import check_prepared_dataset
+from ddppm.pipeline.config import check_prepared_dataset, dataset_rows
 from ddppm.privacy.threat_models import resolve
 
 TRUST_COLUMNS = (("local", "no trusted party"), ("secure_aggregation", "secure aggregation"),
@@ -40,8 +40,19 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
         for ds in section["datasets"]:
             if ds not in config["datasets"]:
                 check_prepared_dataset(config, ds)
+            check_delta_below_one_over_n(section["delta"], ds, dataset_rows(config, ds))
         common_settings(config)  # each second setting of common.settings can be built
         check_searched(section["searched"], section, config)
+
+
+def check_delta_below_one_over_n(delta: float, dataset: str, rows: int | None) -> None:
+    """``common.delta`` must lie below 1/n: a δ of 1/n is met by a mechanism that publishes one random row in the
+    clear, so it protects no one (a data set whose n is known only once loaded is checked then, not here)."""
+    if rows is not None and delta >= 1 / rows:
+        raise ConfigError(
+            f"common.delta = {delta:g} is not below 1/n = {1 / rows:.3g} for {dataset} (n = {rows} rows): such a δ "
+            f"allows publishing a row in the clear; use common.delta < {1 / rows:.3g} (e.g. 1e-5)"
+        )
 
 
 def check_searched(searched: dict[str, Any], section: dict[str, Any], config: dict[str, Any]) -> None:
@@ -301,6 +312,15 @@ class CommonTaskExperiment(Experiment):
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)
+
+    def methods_used(self, config: dict[str, Any]) -> list[str]:
+        """Every common-task method (the runs), the searched variants and the calibrated methods whose δ floors
+        the summary lists (their rows and labels)."""
+        from ddppm.common.base import common_task_methods
+        from ddppm.methods import calibrated_methods
+
+        searched = config["common"]["searched"]["methods"]
+        return [*common_task_methods(), *searched, *calibrated_methods()]
 
 
 def searched_datasets(config: dict[str, Any]) -> list[str]:

@@ -247,3 +247,9 @@ class LocalDPPCAExperiment(Experiment):
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)
+
+    def methods_used(self, config: dict[str, Any]) -> list[str]:
+        """Every method of the task ``local_dp_pca`` (the panels run and draw only those)."""
+        from ddppm.methods import available_methods
+
+        return list(available_methods(task=LOCAL_DP_PCA))

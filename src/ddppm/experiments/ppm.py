@@ -405,3 +405,7 @@ class PrivatePowerMethodExperiment(Experiment):
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)
+
+    def methods_used(self, config: dict[str, Any]) -> list[str]:
+        """Every method of the task ``private_subspace`` (the runs, and the figures' styles of all of them)."""
+        return list(available_methods(task=PRIVATE_SUBSPACE))

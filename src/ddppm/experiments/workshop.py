@@ -232,3 +232,7 @@ class WorkshopExperiment(Experiment):
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)
+
+    def methods_used(self, config: dict[str, Any]) -> list[str]:
+        """The methods of ``workshop.methods`` (the runs, calibrations and Fig. 1)."""
+        return list(config["workshop"]["methods"])

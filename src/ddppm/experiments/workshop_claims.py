@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.methods import calibrated_methods
+from ddppm.methods import NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER, calibrated_methods
 
 READINGS = {
     "one_minus_error": "accuracy = 1 − error, i.e. error ≤ 1 − a",
@@ -59,7 +59,7 @@ def claims_table(summary: pd.DataFrame, section: dict[str, Any]) -> pd.DataFrame
     ``mean_drop_vs_ldp_analytic``; positive = the method has the smaller error).
 
     ``summary`` is :func:`ddppm.experiments.workshop.summary_table`; methods without a threat model
-    (``threat_model == "none"``: LDP, oracle) appear under every threat model.
+    (``threat_model`` ``none``: the oracle; ``network_proven``: LDP) appear under every threat model.
     """
     cl = section["claims"]
     lo, hi = cl["drop_range"]
@@ -67,7 +67,7 @@ def claims_table(summary: pd.DataFrame, section: dict[str, Any]) -> pd.DataFrame
     rows = []
     calibrated = calibrated_methods()
     for tm in section["threat_models"]:
-        at_tm = summary[summary["threat_model"].isin([tm, "none"])]
+        at_tm = summary[summary["threat_model"].isin([tm, NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER])]
         for method, group in at_tm.groupby("method", sort=False):
             in_range = group[(group["eps"] >= lo) & (group["eps"] <= hi)]
             in_range = in_range[in_range["feasible"].astype(bool) | (method not in calibrated)].set_index("eps")
@@ -204,7 +204,8 @@ def claims_threshold(claims: pd.DataFrame, reading: str) -> float:
 
 
 def _errors_at(summary: pd.DataFrame, threat_model: str, eps: float) -> str:
-    rows = summary[np.isclose(summary["eps"], eps) & summary["threat_model"].isin([threat_model, "none"])]
+    shown = summary["threat_model"].isin([threat_model, NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER])
+    rows = summary[np.isclose(summary["eps"], eps) & shown]
     parts = []
     for _, r in rows.iterrows():
         mark = "" if bool(r["feasible"]) else " (δ over its limit)"

@@ -36,9 +36,15 @@ from ddppm.core.problem import DistributedProblem
 PARAM_COLUMNS = ("eps", "delta_limit", "threat_model", "accounting", "delta", "feasible")
 """Columns every parameter-table row has. ``delta`` is the δ the chosen parameters achieve (NaN where
 no parameters met the limit), ``delta_limit`` the budget it was chosen for, ``threat_model`` and
-``accounting`` name how ``delta`` was computed (``none`` for methods without a threat model)."""
+``accounting`` name how ``delta`` was computed (``none`` for references without a privacy claim,
+:data:`PROVEN_EVERY_OBSERVER` for a δ proven for every neighbour and observer)."""
 
 NO_THREAT_MODEL = "none"
+
+PROVEN_EVERY_OBSERVER = "network_proven"
+"""The ``threat_model`` of a parameter row whose δ is proven (sensitivity plus composition) for every neighbour
+with the ``network`` view, every message an observer can see: it then holds under every threat model of the run
+(:attr:`RegisteredMethod.delta_holds_for_every_threat_model`), and ``summary.csv`` repeats the row under each."""
 
 TRUST_MODELS = ("central", "secure_aggregation", "gossip", "local", "none")
 """The values of :attr:`RegisteredMethod.trust_model`."""
@@ -134,6 +140,10 @@ class Method(RegisteredMethod):
         return (dataset, self.name, float(eps)) if self.depends_on_eps else (dataset, self.name)
 
 
+DISCOVERED_PACKAGE = "ddppm.methods"
+"""The package whose every module the registry imports (:mod:`ddppm.core.provenance` reads this constant: a job
+that reaches the registry can reach every method, unless its rule names the methods it uses)."""
+
 _REGISTRY: dict[str, RegisteredMethod] = {}
 _DISCOVERED = False
 
@@ -154,8 +164,7 @@ def _discover() -> None:
     global _DISCOVERED
     if _DISCOVERED:
         return
-    import ddppm.methods as package
-
+    package = importlib.import_module(DISCOVERED_PACKAGE)
     for info in pkgutil.iter_modules(package.__path__):
         if info.name != "base":
             importlib.import_module(f"{package.__name__}.{info.name}")
@@ -183,8 +192,10 @@ def get_method(name: str) -> Any:
 
 
 def method_module(name: str) -> str:
-    """The module that defines method ``name`` (for code-change tracking)."""
-    return type(get_method(name)).__module__
+    """The registry entry that holds method ``name``: the module or package directly under ``ddppm.methods`` that
+    defines it (for code-change tracking, :func:`ddppm.core.provenance.code_files`'s ``uses``)."""
+    module = type(get_method(name)).__module__
+    return ".".join(module.split(".")[: len(DISCOVERED_PACKAGE.split(".")) + 1])
 
 
 def param_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -197,11 +208,15 @@ def param_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def gaussian_mechanism_params(
-    eps: np.ndarray, delta_limits: np.ndarray, sigma_of: Callable[[float, float], float]
+    eps: np.ndarray,
+    delta_limits: np.ndarray,
+    sigma_of: Callable[[float, float], float],
+    threat_model: str = PROVEN_EVERY_OBSERVER,
 ) -> pd.DataFrame:
     """Parameter table of a Gaussian mechanism of sensitivity 1 calibrated by ``sigma_of(ε, δ)``: its ``sigma``
     and the δ that σ really achieves at ε (the exact analytic-Gaussian δ, Balle & Wang 2018), ``feasible``
-    where that is within the limit."""
+    where that is within the limit. ``threat_model``: :data:`PROVEN_EVERY_OBSERVER` (the δ is proven for every
+    neighbour and observer), or :data:`NO_THREAT_MODEL` for a reference that makes no privacy claim."""
     from ddppm.privacy.mechanisms import analytic_gaussian_delta
 
     rows = []
@@ -212,7 +227,7 @@ def gaussian_mechanism_params(
             {
                 "eps": float(e),
                 "delta_limit": float(limit),
-                "threat_model": NO_THREAT_MODEL,
+                "threat_model": threat_model,
                 "accounting": "gaussian_mechanism",
                 "delta": achieved,
                 "feasible": bool(achieved <= limit * (1 + 1e-9)),

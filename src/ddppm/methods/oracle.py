@@ -20,7 +20,7 @@ import pandas as pd
 
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.base import Method, gaussian_mechanism_params, register
+from ddppm.methods.base import NO_THREAT_MODEL, Method, gaussian_mechanism_params, register
 from ddppm.privacy.mechanisms import analytic_gaussian_sigma
 
 
@@ -35,7 +35,7 @@ class OracleRelease(Method):
     def choose_params(
         self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
     ) -> pd.DataFrame:
-        return gaussian_mechanism_params(eps, delta_limits, analytic_gaussian_sigma)
+        return gaussian_mechanism_params(eps, delta_limits, analytic_gaussian_sigma, NO_THREAT_MODEL)  # a reference
 
     def run_errors(
         self,

@@ -220,6 +220,28 @@ def check_config(config: dict[str, Any]) -> None:
                     )
 
 
+def other_results_hint(results: str) -> Callable[[Any], list[str]]:
+    """The input function of rule ``other_results_dir``, which matches a path under another configuration's results
+    directory: it names no file, it stops the run while the DAG is built (before any job) with the hint."""
+
+    def hint(wildcards: Any) -> list[str]:
+        raise ConfigError(
+            f"{wildcards.other_results}/{wildcards.path} is not made by this configuration: it writes to {results}/ "
+            f"(results_dir). Ask for {results}/{wildcards.path}, or run with the configuration that writes to "
+            f"{wildcards.other_results}/ (the default config.yaml writes to results/, tests/config/tiny.yaml to "
+            "results-tiny/)."
+        )
+
+    return hint
+
+
+def dataset_rows(config: dict[str, Any], ds: str) -> int | None:
+    """The number of rows n of data set ``ds`` known before it is loaded (its configured ``n``, or the default
+    shape of a built-in source), else ``None`` (a file or URL: known once loaded)."""
+    merged = dataset_config(config, ds)
+    return merged["dataset"].get("n") or (SHAPES[ds][0] if merged["dataset"]["source"] == "default" else None)
+
+
 def check_prepared_dataset(config: dict[str, Any], ds: str) -> None:
     """Checks of one data set the pipeline prepares and splits (for the journal run or for an experiment that
     names it): loader options that do something, at least one row per agent, a topology that exists.
@@ -235,7 +257,7 @@ def check_prepared_dataset(config: dict[str, Any], ds: str) -> None:
             f"(accepted: {list(accepted)}); remove it"
         )
     m, topology = merged["partition"]["m"], merged["network"]["topology"]
-    rows = merged["dataset"].get("n") or (SHAPES[ds][0] if merged["dataset"]["source"] == "default" else None)
+    rows = dataset_rows(config, ds)
     if rows is not None and m > rows:
         raise ConfigError(
             f"partition.m = {m} agents but {ds} has {rows} rows; every agent needs a row: use m <= {rows}"

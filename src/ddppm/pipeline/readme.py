@@ -6,7 +6,9 @@ release. ``--check`` fails, printing the difference, when a file's blocks are no
 the journal D-DP-PM's verdict per claim and threat model with the numbers behind it (``results``), its key
 points per data set (``journal``), and each other experiment's findings (``findings-<name>``, its
 ``findings.txt``). Which methods the verdict judges is the config's ``verdict`` section (``--config``; its
-defaults are the journal D-DP-PM, the analytic LDP baseline and the oracle).
+defaults are the journal D-DP-PM, the analytic LDP baseline and the oracle). The ``timings`` block (README.md,
+docs/pipeline.md) comes from ``benchmarks/timings.yaml``, written by ``benchmarks/bench_pipeline.py``: the one
+source of every run time the docs quote.
 """
 
 from __future__ import annotations
@@ -242,14 +244,48 @@ def blocks(results: str | Path, verdict: Verdict | None = None) -> dict[str, str
     return out
 
 
+TIMINGS = Path("benchmarks/timings.yaml")
+"""Measured run times (``benchmarks/bench_pipeline.py`` writes it), relative to the repository root."""
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def timings_block(timings: dict[str, dict[str, object]]) -> str:
+    """The run times the docs quote, from the record of ``benchmarks/bench_pipeline.py``."""
+    parts = []
+    if "default" in timings:
+        t = timings["default"]
+        parts.append(
+            f"The default run took **{_duration(float(t['wall_seconds']))}** on a {t['cores']}-core machine "
+            f"({t['jobs']} jobs from scratch, measured {t['date']} at commit {t['commit']}); allow up to twice that on "
+            "a slower machine."
+        )
+    if "tiny" in timings:
+        t = timings["tiny"]
+        parts.append(
+            f"The tiny configuration (`./run.sh --configfile tests/config/tiny.yaml`, into `results-tiny/`) took "
+            f"**{_duration(float(t['wall_seconds']))}** ({t['jobs']} jobs, {t['date']})."
+        )
+    parts.append("Source: `benchmarks/timings.yaml`, written by `python benchmarks/bench_pipeline.py tiny|default`.")
+    return " ".join(parts)
+
+
 def _markers(name: str) -> tuple[str, str]:
     return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
 
 
-def render(text: str, results: str | Path, verdict: Verdict | None = None) -> str:
-    """``text`` with every generated block it contains rewritten from ``results``."""
+def render(
+    text: str, results: str | Path, verdict: Verdict | None = None, timings: Path | None = TIMINGS
+) -> str:
+    """``text`` with every generated block it contains rewritten from ``results`` (and the ``timings`` block from
+    the ``timings`` record, where that file exists)."""
     found = 0
-    generated = blocks(results, verdict)
+    generated = blocks(results, verdict) if Path(results).exists() else {}
+    if timings is not None and Path(timings).exists():
+        generated["timings"] = timings_block(yaml.safe_load(Path(timings).read_text(encoding="utf-8")))
     for name in re.findall(r"<!-- ((?:findings|summary)-[\w-]+):begin -->", text):  # an experiment not in the run
         generated.setdefault(name, f"(experiment {name.split('-', 1)[1]} is not in this run)")
     for name, body in generated.items():
@@ -273,7 +309,7 @@ def check(path: str | Path, results: str | Path, verdict: Verdict | None = None)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", default="results", help="the run's results directory")
-    parser.add_argument("files", nargs="*", default=["README.md", "docs/results.md"])
+    parser.add_argument("files", nargs="*", default=["README.md", "docs/results.md", "docs/pipeline.md"])
     parser.add_argument("--check", action="store_true", help="fail if a file's numbers differ from the run's")
     parser.add_argument("--config", default="config.yaml", help="the run's config file (its `verdict` section)")
     args = parser.parse_args(argv)

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.core.io import read_parquet
-from ddppm.core.provenance import PACKAGE
+from ddppm.core.io import read_parquet, write_text_atomic
+from ddppm.core.provenance import PACKAGE, RECORDED_DISTRIBUTIONS
 from ddppm.data import LABELS
+from ddppm.methods.base import NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER
 from ddppm.pipeline.config import verdict_roles
 from ddppm.pipeline.tables import one_row_per_method
 
@@ -115,7 +116,7 @@ def journal_findings(summary: pd.DataFrame, verdict: dict[str, str] | None = Non
     for dataset, rows in at5.groupby("dataset", sort=False):
         parts = []
         for _, r in rows.iterrows():
-            name = _method_label(r["method"]) + (f" [{r['threat_model']}]" if r["threat_model"] != "none" else "")
+            name = _method_label(r["method"]) + _suffix(r["threat_model"])
             if bool(r["feasible"]) and np.isfinite(r["error_mean"]):
                 parts.append(f"{name} {r['error_mean']:.3f}")
             elif np.isfinite(r["error_mean"]):
@@ -131,7 +132,7 @@ def comparison_table(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per (dataset, ε): each method's mean error (and threat model), "infeasible" where no parameters
     met the limit. The compact table of the landing page."""
     s = one_row_per_method(summary)
-    s["column"] = [m + (f" [{t}]" if t != "none" else "") for m, t in zip(s["method"], s["threat_model"], strict=True)]
+    s["column"] = [m + _suffix(t) for m, t in zip(s["method"], s["threat_model"], strict=True)]
     s["cell"] = [
         (f"{e:.3f}" + ("" if f else " ‡")) if np.isfinite(e) else "infeasible"
         for e, f in zip(s["error_mean"], s["feasible"].astype(bool), strict=True)
@@ -164,6 +165,36 @@ def _short_commit(commit: str | None) -> str | None:
     return commit[:12] + ("+dirty" if commit.endswith("+dirty") else "")
 
 
+def _suffix(threat_model: str) -> str:
+    """`` [threat model]`` after a method's name, except for no privacy claim or one that holds under all."""
+    return "" if threat_model in (NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER) else f" [{threat_model}]"
+
+
+def write_table_page(csv_path: str | Path, html_path: str | Path) -> None:
+    """The CSV table at ``csv_path`` as the HTML page the report shows (the report's view of a CSV only downloads
+    it): ``<folder>/<name>`` as title, rows whose ``feasible`` is False marked."""
+    table = pd.read_csv(csv_path)
+    name = f"{Path(csv_path).parent.name}/{Path(csv_path).stem}"
+    note = f"{Path(csv_path).name} as a table; every column is explained in docs/columns.md."
+    flag = "feasible" if "feasible" in table.columns else None
+    write_text_atomic(html_path, html_table(table, name, note, infeasible_column=flag))
+
+
+def where_to_look(results: str, configfiles: Sequence[str | Path] = ()) -> str:
+    """What a finished run prints: where its verdict and findings are, and the one command that builds its HTML
+    report (with the same ``--configfile`` options, so the report shows this run's results)."""
+    options = "".join(f" --configfile {Path(f).as_posix()}" for f in configfiles)
+    return "\n".join(
+        [
+            "Finished. Where to look:",
+            f"  the verdict (one screen):  {results}/report/landing.rst",
+            f"  every finding:             {results}/report/findings.html",
+            f"  the tables:                {results}/tables/summary.csv, {results}/common/which_method.csv",
+            f"  the HTML report:           snakemake{options} --report {results}/report.html",
+        ]
+    )
+
+
 def provenance_table(paths: Iterable[str | Path], root: str | Path = ".") -> pd.DataFrame:
     """One row per Parquet output: its path, the ``config_hash`` of the config it was made from, the git
     commit and package versions that made it (from its metadata, :func:`ddppm.core.io.write_parquet`)."""
@@ -177,9 +208,8 @@ def provenance_table(paths: Iterable[str | Path], root: str | Path = ".") -> pd.
                 "config_hash": meta.get("config_hash"),
                 "git_commit": _short_commit(prov.get("git_commit")),
                 PACKAGE: prov.get(PACKAGE),
-                "numpy": prov.get("numpy"),
-                "scipy": prov.get("scipy"),
-                "snakemake": prov.get("snakemake"),
+                "python": prov.get("python"),
+                **{dist: prov.get(dist) for dist in RECORDED_DISTRIBUTIONS},
             }
         )
     return pd.DataFrame(rows)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ddppm.methods.base import NO_THREAT_MODEL
+from ddppm.methods.base import NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER
 
 SUMMARY_COLUMNS = [
     "dataset",
@@ -63,7 +63,7 @@ def summary_table(errors: pd.DataFrame, threat_models: Sequence[str] | None = No
     reference = table["role"] == "reference"
     table.loc[reference, ["delta", "feasible"]] = [np.nan, None]
     if threat_models is None:
-        threat_models = sorted(set(table["threat_model"]) - {NO_THREAT_MODEL})
+        threat_models = sorted(set(table["threat_model"]) - {NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER})
     repeat = table["method"].map(holds_for_every_threat_model) & ~reference
     if len(threat_models) and repeat.any():
         repeated = [table.loc[repeat].assign(threat_model=tm) for tm in threat_models]
@@ -74,9 +74,10 @@ def summary_table(errors: pd.DataFrame, threat_models: Sequence[str] | None = No
 
 def one_row_per_method(summary: pd.DataFrame) -> pd.DataFrame:
     """``summary.csv`` with each repeated row (a method valid under every threat model) once, its threat model
-    shown as ``none``: for tables and sentences that list methods side by side."""
+    shown as :data:`~ddppm.methods.base.PROVEN_EVERY_OBSERVER`: for tables and sentences that list methods side
+    by side."""
     repeat = summary["method"].map(holds_for_every_threat_model)
-    once = summary.loc[repeat].drop_duplicates(["dataset", "eps", "method"]).assign(threat_model=NO_THREAT_MODEL)
+    once = summary.loc[repeat].drop_duplicates(["dataset", "eps", "method"]).assign(threat_model=PROVEN_EVERY_OBSERVER)
     return pd.concat([summary.loc[~repeat], once]).sort_index(kind="stable")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import matplotlib as mpl
@@ -11,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ddppm.plotting.style import _RC, INFEASIBLE_COLOR, _figure, _legend_below, _set_log_eps_axis
+from ddppm.plotting.style import _RC, INFEASIBLE_COLOR, _figure, _legend_below, _set_log_eps_axis, band_mean_label
 
 TRUST_PANELS = ("central", "secure_aggregation", "gossip", "local")
 TRUST_TITLES = {
@@ -27,10 +28,43 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 task (up to 16), so no two curves of a figure share one."""
 
 
+AT_CHANCE = 0.02
+"""A panel whose every mean error is within this of the chance level says so in words (the curves overprint)."""
+AT_CHANCE_TEXT = "every method at chance level (within {dev:.2f}):\nno information about the subspace"
+
+
+def _row_limits(at_k: pd.DataFrame, chance: float) -> tuple[float, float]:
+    """y range of one row of panels: from 0 to just above chance, or zoomed in where every interval lies in the
+    upper half (e.g. a data set where every method is near chance), so differences between methods stay visible."""
+    values = at_k[["error_ci_lo", "error_mean", "error_ci_hi"]].to_numpy(float)
+    values = values[np.isfinite(values)]
+    if not values.size or values.min() < 0.5 * chance:
+        return 0.0, min(1.02, chance * 1.12)
+    low, high = float(values.min()), max(float(values.max()), chance)
+    span = max(high - low, 0.02)
+    return max(0.0, low - 0.12 * span), min(1.05, high + 0.12 * span)
+
+
+def _at_chance(panel: pd.DataFrame, chance: float) -> float | None:
+    """The largest distance of a mean error from chance when every one is within :data:`AT_CHANCE`, else None."""
+    means = panel["error_mean"].to_numpy(float)
+    means = means[np.isfinite(means)]
+    if not means.size:
+        return None
+    dev = float(np.max(np.abs(means - chance)))
+    return dev if dev <= AT_CHANCE else None
+
+
 def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
     """Rows: k; columns: the trust models present. Each method is drawn in its own trust model's panel with the
     95 % confidence band of its mean, dodged sideways so none hides another; points whose δ exceeds the limit
-    are ringed in the infeasible colour; the dashed line is the chance level (a uniformly random subspace)."""
+    are ringed in the infeasible colour; the dashed line is the chance level (a uniformly random subspace).
+
+    A method without a single finite error (no parameters met the limit at any ε) draws nothing and gets no
+    legend entry: the panel's title names it ("no feasible point"). A panel whose every mean error is within
+    :data:`AT_CHANCE` of chance says so in the panel; a row whose every interval lies in the upper half of the
+    chance level is zoomed in (the axis does not start at 0) so what differences there are stay visible.
+    """
     trusts = [t for t in TRUST_PANELS if t in set(summary["trust_model"])]
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(dict.fromkeys(summary["method"]))}
     ranks = sorted(set(summary["k"]))
@@ -43,10 +77,12 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
         handles: dict[str, Any] = {}
         for r, k in enumerate(ranks):
             at_k = summary[summary["k"] == k]
+            chance = float(at_k["chance_error"].iloc[0])
             for c, trust in enumerate(trusts):
                 ax = axes[r, c]
                 panel = at_k[at_k["trust_model"] == trust]
                 names = list(dict.fromkeys(panel["method"]))
+                empty: list[str] = []
                 for i, name in enumerate(names):
                     g = panel[panel["method"] == name].sort_values("eps")
                     st = {**styles[name], "color": colours[name]}
@@ -56,12 +92,15 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                         st["label"] = f"{st['label']} (searched δ: at least)"
                     x = g["eps"].to_numpy(float) * 10 ** (0.025 * (i - (len(names) - 1) / 2))
                     y, lo, hi = (g[col].to_numpy(float) for col in ("error_mean", "error_ci_lo", "error_ci_hi"))
+                    if not np.isfinite(y).any():  # nothing to draw: named in the title, not in the legend
+                        empty.append(styles[name]["label"])
+                        continue
                     (line,) = ax.plot(
                         x, y, color=st["color"], marker=st.get("marker", "o"), linestyle=st.get("linestyle", "-"), ms=4
                     )
                     ax.fill_between(x, lo, hi, color=st["color"], alpha=0.2, linewidth=0)
                     handles[st["label"]] = line
-                    over = ~g["feasible"].astype(bool).to_numpy()
+                    over = ~g["feasible"].astype(bool).to_numpy() & np.isfinite(y)
                     if over.any():
                         handles["δ of this σ exceeds the limit"] = ax.scatter(
                             x[over],
@@ -72,18 +111,27 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                             linewidth=1.5,
                             zorder=4,
                         )
-                chance = float(at_k["chance_error"].iloc[0])
                 ax.axhline(chance, color="0.4", linestyle="--", linewidth=1)
                 _set_log_eps_axis(ax, eps)
                 if len(limits) > 1:  # each ε has its own δ limit (the journal's): name it under the ε
                     ax.set_xticklabels([f"{e:g}\nδ≤{limits[e]:.0e}" for e in eps], fontsize=7)
-                ax.set_ylim(0, min(1.02, chance * 1.12))
-                ax.set_title(f"k = {k}: {TRUST_TITLES[trust]}", fontsize=9)
+                ax.set_ylim(*_row_limits(at_k, chance))
+                heading = f"k = {k}: {TRUST_TITLES[trust]}"
+                if empty:
+                    note = f"no feasible point (no parameters met the δ limit): {', '.join(empty)}"
+                    heading += "\n" + textwrap.fill(note, 60)
+                ax.set_title(heading, fontsize=9)
+                dev = _at_chance(panel, chance)
+                if dev is not None:
+                    ax.text(
+                        0.5, 0.06, AT_CHANCE_TEXT.format(dev=max(dev, 0.005)), transform=ax.transAxes, ha="center",
+                        va="bottom", fontsize=8.5, color="0.2", bbox={"facecolor": "white", "alpha": 0.8, "lw": 0},
+                    )  # fmt: skip
                 ax.set_xlabel("ε (whole run)" + (", with its δ limit" if len(set(limits.values())) > 1 else ""))
                 if c == 0:
                     ax.set_ylabel(ERROR_LABEL)
         handles["chance level (random k-subspace)"] = Line2D([], [], color="0.4", linestyle="--")
-        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
+        handles[band_mean_label()] = Patch(facecolor="0.5", alpha=0.3)
         if title:
             fig.suptitle(title, fontsize=10)
         # Long method labels: two columns keep the legend inside the figure's width at any number of panels.

@@ -3,11 +3,12 @@
 Input: the ``summary`` table of :func:`ddppm.experiments.ldppca.summarise` for one figure (one row per group,
 panel, point, σ mode and method) and its ``theory_fit`` table. Layout: one row of panels per group (k, and s
 for the sparse case), one column per config panel. Each curve is one (method, σ calibration): mean
-``||V̂V̂ᵀ − VVᵀ||_F`` over the runs with the 2.5–97.5 % band, dodged sideways so none hides another; points
-whose σ does not achieve the target δ at the true sensitivity √2 are drawn in the infeasible colour. Grey:
-the chance level ``sqrt(2k − 2k²/p)``; dotted vertical: the paper's own setting; black dashed / dotted: the rate
-of the first method's theorem as printed / as its proof gives, each with its least-squares constant (legend),
-drawn where it is below the chance level.
+``||V̂V̂ᵀ − VVᵀ||_F`` over the runs with the 2.5–97.5 % band of the runs, dodged a few points sideways on screen
+(not in data units: the points stay at their x) so none hides another; points whose σ does not achieve the target
+δ at the true sensitivity √2 are drawn in the infeasible colour. Grey: the chance level ``sqrt(2k − 2k²/p)``;
+dotted vertical: the paper's own setting; black dashed / dotted: the rate of the first method's theorem as printed
+/ as its proof gives, each with its least-squares constant (legend), drawn where at least two neighbouring points
+of it are below the chance level. The legend lists only what is drawn.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+from matplotlib.transforms import ScaledTranslation
 
-from ddppm.plotting.style import _RC, INFEASIBLE_COLOR, _figure, method_styles
+from ddppm.plotting.style import _RC, BAND_LABEL, INFEASIBLE_COLOR, _figure, method_styles
 
 __all__ = ["ldppca_figure"]
 
@@ -35,6 +37,8 @@ MODE_LABELS = {
 }
 METHOD_LINES = ("-", "-.", (0, (1, 1)))
 RATE_LINES = {"stated": (0, (5, 2)), "proof": (0, (1.5, 1.5))}
+DODGE_POINTS = 4.0
+"""Sideways distance between neighbouring curves, in points on screen (markers are 3.8 points wide)."""
 RATE_LABELS = {"stated": "as printed", "proof": "from its proof"}
 AXIS_LABELS = {"n": "users n", "p": "dimension p", "eps": "ε"}
 ERROR_LABEL = r"$\|\hat V\hat V^\top - VV^\top\|_F$"
@@ -72,7 +76,10 @@ def _series(summary: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def _draw_rates(ax, part: pd.DataFrame, fits: pd.DataFrame, method: str, handles: dict) -> bool:
-    """Fitted rate shapes of ``method`` for one σ mode (the paper's if drawn); False if none was fitted."""
+    """Fitted rate shapes of ``method`` for one σ mode (the paper's if drawn); False if none was drawn.
+
+    A rate is drawn where it is below the chance level; with fewer than two such neighbouring points there is no
+    segment to draw (a lone point of a line is invisible), so it is left out and gets no legend entry."""
     modes = [m for m in MODE_COLORS if m in set(part["sigma_mode"])]
     curve = part[(part["method"] == method) & (part["sigma_mode"] == modes[0])].sort_values("x")
     drawn = False
@@ -83,6 +90,8 @@ def _draw_rates(ax, part: pd.DataFrame, fits: pd.DataFrame, method: str, handles
         y = curve[f"theory_{rate}"].to_numpy(float)
         x = curve["x"].to_numpy(float)
         y = np.where(y <= 1.05 * curve["chance"].to_numpy(float), y, np.nan)
+        if not (np.isfinite(y[:-1]) & np.isfinite(y[1:])).any():
+            continue
         theorem = str(row["theorem"].iloc[0])
         label = f"{theorem} {RATE_LABELS[rate]} {RATE_SHAPES.get((theorem, rate), '')} (fitted C, {modes[0]} σ)"
         (line,) = ax.plot(x, y, color="black", linestyle=style, linewidth=1.2, zorder=4)
@@ -133,20 +142,25 @@ def ldppca_figure(
                 (line,) = ax.plot(chance["x"], chance["chance"], color="0.45", linewidth=1.4, zorder=1)
                 handles.setdefault(CHANCE_LABEL, line)
                 xs = np.sort(part["x"].unique())
-                step = min(np.median(np.diff(np.log10(xs))), 0.5) if xs.size > 1 else 0.5  # dodge width
                 for i, (method, mode) in enumerate(series):
                     curve = part[(part["method"] == method) & (part["sigma_mode"] == mode)].sort_values("x")
                     if curve.empty:
                         continue
-                    shift = 10 ** (0.12 * step * (i - (len(series) - 1) / 2))
-                    x = curve["x"].to_numpy(float) * shift
+                    # A few points sideways on screen, whatever the axis spans: a dodge in data units put points
+                    # of a two-value axis (p = 30, 60) where they read as other dimensions.
+                    dodge = ax.transData + ScaledTranslation(
+                        DODGE_POINTS * (i - (len(series) - 1) / 2) / 72, 0, fig.dpi_scale_trans
+                    )
+                    x = curve["x"].to_numpy(float)
                     color = MODE_COLORS[mode]
                     linestyle = METHOD_LINES[methods_order.index(method) % len(METHOD_LINES)]
                     marker = styles.get(method, {}).get("marker", "o")
-                    ax.fill_between(x, curve["error_lo"], curve["error_hi"], color=color, alpha=0.13, linewidth=0)
+                    ax.fill_between(
+                        x, curve["error_lo"], curve["error_hi"], color=color, alpha=0.13, linewidth=0, transform=dodge
+                    )
                     (line,) = ax.plot(
                         x, curve["error_mean"], color=color, linestyle=linestyle, marker=marker, markersize=3.8,
-                        linewidth=1.3, zorder=3,
+                        linewidth=1.3, zorder=3, transform=dodge,
                     )  # fmt: skip
                     label = f"{styles.get(method, {}).get('label', method)} — {MODE_LABELS[mode]}"
                     handles.setdefault(label, line)
@@ -156,13 +170,13 @@ def ldppca_figure(
                         # it covered the neighbouring series where most points miss.
                         miss = ax.scatter(
                             x[bad], curve["error_mean"].to_numpy(float)[bad], s=16, marker=marker,
-                            facecolors=INFEASIBLE_COLOR, edgecolors=color, linewidths=0.6, zorder=5,
+                            facecolors=INFEASIBLE_COLOR, edgecolors=color, linewidths=0.6, zorder=5, transform=dodge,
                         )  # fmt: skip
                         handles.setdefault("σ misses δ at the true sensitivity √2 (achieved δ > target)", miss)
                 if not _draw_rates(ax, part, fits[fits["panel"] == panel], first_method, handles):
                     ax.text(
-                        0.03, 0.04, "rates not fitted:\nno point well below chance", transform=ax.transAxes,
-                        fontsize=7.5, color="0.35", style="italic", va="bottom",
+                        0.03, 0.04, "rates not drawn: fewer than two\nneighbouring points below chance",
+                        transform=ax.transAxes, fontsize=7.5, color="0.35", style="italic", va="bottom",
                     )  # fmt: skip
                 if paper_point is not None and varied in paper_point and xs[0] <= paper_point[varied] <= xs[-1]:
                     ax.axvline(paper_point[varied], color="0.55", linestyle=":", linewidth=1.0, zorder=0)
@@ -182,7 +196,7 @@ def ldppca_figure(
             low = summary.loc[in_group, "error_lo"].replace(0, np.nan).min()
             high = summary.loc[in_group, "chance"].max()
             axes[row, 0].set_ylim(max(low / 1.6, 1e-4), high * 1.6)
-        handles["shaded: 2.5–97.5 % of runs"] = Patch(facecolor="0.6", alpha=0.3)
+        handles[BAND_LABEL] = Patch(facecolor="0.6", alpha=0.3)
         fig.suptitle(textwrap.fill(title, width=int(28 * len(panels) + 20)), fontsize=11)
         # curves first (in series order), then the reference lines and marks
         curves = [label for label in handles if " — σ " in label]

@@ -6,6 +6,7 @@ Inputs are the experiment's tables (columns in docs/ppm.md): ``errors`` (one row
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import matplotlib as mpl
@@ -15,10 +16,20 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ddppm.plotting.style import _RC, INFEASIBLE_COLOR, _figure, _fmt_eps, _legend_below, _set_log_eps_axis, panel_grid
+from ddppm.plotting.style import (
+    _RC,
+    INFEASIBLE_COLOR,
+    _figure,
+    _fmt_eps,
+    _legend_below,
+    _set_log_eps_axis,
+    band_mean_label,
+    panel_grid,
+)
 
 ERROR_LABEL = r"relative error $\|\tilde R_p - R_p\|_F \,/\, \|R_p\|_F$"
 OVER_TARGET_LABEL = "σ does not give the target ε (exact accounting)"
+NO_METHOD_LABEL = "purple span: no method's σ gives the target ε here"
 
 
 def _styles() -> dict[str, dict[str, Any]]:
@@ -40,7 +51,7 @@ def fig1(summary: pd.DataFrame, noiseless: float | None = None, title: str = "",
     """
     styles = _styles()
     with mpl.rc_context(_RC):
-        fig = _figure((8.6, 7.0))
+        fig = _figure((9.6, 7.4))
         ax = fig.subplots()
         handles: dict[str, Any] = {}
         extras: dict[str, Any] = {}
@@ -62,11 +73,12 @@ def fig1(summary: pd.DataFrame, noiseless: float | None = None, title: str = "",
         failing = summary.groupby("eps")["meets_target"].apply(lambda s: not s.astype(bool).any())
         bad = np.sort(failing[failing].index.to_numpy(dtype=float))
         if bad.size:
-            ax.axvspan(bad.min() / 10**0.12, bad.max() * 10**0.12, color=INFEASIBLE_COLOR, alpha=0.06, zorder=0)
+            ax.axvspan(bad.min() / 10**0.12, bad.max() * 10**0.12, color=INFEASIBLE_COLOR, alpha=0.1, lw=0, zorder=0)
+            extras[NO_METHOD_LABEL] = Patch(facecolor=INFEASIBLE_COLOR, alpha=0.1)
         if noiseless is not None and np.isfinite(noiseless):
             label = f"no noise (same X⁰, same L): {noiseless:.2g}"
             extras[label] = ax.axhline(noiseless, color="0.35", linestyle=(0, (6, 3)), linewidth=1.1, zorder=1)
-        extras[f"shaded: {level:.0%} bootstrap interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
+        extras[band_mean_label(level, "bootstrap")] = Patch(facecolor="0.5", alpha=0.3)
         handles.update(extras)
         ax.set_yscale("log")
         positive = summary[["error_lo", "error_mean"]].to_numpy(dtype=float)
@@ -81,7 +93,7 @@ def fig1(summary: pd.DataFrame, noiseless: float | None = None, title: str = "",
             top = ax.secondary_xaxis("top")
             top.set_xticks(eps[::2], [_fmt_eps(float(f"{exact[e]:.2g}")) for e in eps[::2]], fontsize=7.5)
             top.set_xlabel("ε the σ really achieves (exact accounting; every other tick)", fontsize=8.5)
-        ax.set_title(title, fontsize=10)
+        ax.set_title("\n".join(textwrap.fill(line, 110) for line in title.splitlines()), fontsize=10)
         fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=2, frameon=False)
     return fig
 
@@ -106,8 +118,13 @@ def fig2(table: pd.DataFrame) -> Figure:
             ax.set_ylim(lo - 0.08 * (hi - lo), hi + 0.08 * (hi - lo))
         handles = {
             "empirical (mean over draws)": Line2D([], [], marker="o", color="#2ca02c", linestyle="none"),
-            "range of the per-draw ratios": Patch(facecolor="#2ca02c", alpha=0.3),
+            "shaded band: range (min to max) of the per-draw ratios": Patch(facecolor="#2ca02c", alpha=0.3),
             "Approximation 6.2 (their eq. 13)": Line2D([], [], color="#1f77b4", linewidth=1.8),
         }
+        fig.suptitle(
+            "Their Fig. 2: ratio r(k, n) of the prior sensitivity bound to theirs at the first step "
+            "(no noise is drawn: a property of the start X⁰ only)",
+            fontsize=10,
+        )
         _legend_below(fig, handles)
     return fig

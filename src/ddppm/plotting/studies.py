@@ -15,9 +15,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import NullFormatter
 
 from ddppm.plotting.common import ERROR_LABEL, PALETTE
-from ddppm.plotting.style import _RC, _figure, _legend_below
+from ddppm.plotting.style import _RC, _figure, _legend_below, band_mean_label
 
 TOPOLOGY_LINES = ("-", "--", ":", "-.")
 
@@ -86,14 +87,16 @@ def agents_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                 if c > 0:
                     ax.set_ylabel("")
         handles["chance level (random k-subspace)"] = Line2D([], [], color="0.4", linestyle="--")
-        _finish(fig, handles, title, ncol=2, band=True)
+        # long labels (method, topology, "searched δ" note): two columns only where the figure is wide enough
+        _finish(fig, handles, title, ncol=2 if len(eps_grid) >= 3 else 1, band=True)
     return fig
 
 
-def _finish(fig: Figure, handles: dict[str, Any], title: str, ncol: int, band: bool = False) -> None:
-    """The title and the shared legend below the panels (with the confidence band's entry where bands are drawn)."""
+def _finish(fig: Figure, handles: dict[str, Any], title: str, ncol: int, band: bool | str = False) -> None:
+    """The title and the shared legend below the panels, with the entry saying what the bands are where bands are
+    drawn (``band``: True for the standard entry, or the entry's own text)."""
     if band:
-        handles["band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
+        handles[band if isinstance(band, str) else band_mean_label()] = Patch(facecolor="0.5", alpha=0.3)
     if title:
         fig.suptitle(title, fontsize=10)
     _legend_below(fig, handles, ncol=ncol)
@@ -136,11 +139,13 @@ def topology_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], ti
                 right.text(floor * 1.5, i, "0 (exact averaging)", va="center", fontsize=8)
         right.set_yticks(range(len(terms)), [t.replace("_", " ") for t in terms.index])
         right.set_xscale("log")
+        right.xaxis.set_minor_formatter(NullFormatter())  # the span is over a decade: minor labels overprinted
         right.set_xlim(left=floor)
         right.set_ylim(-0.6, len(terms) - 0.4)
         right.set_xlabel("Theorem 3 consensus term (log)")
         right.set_title("2 n_i m λ₂(W)^c / (λ₁ − λ₂): the bound's network part", fontsize=9)
-        _finish(fig, handles, title, ncol=1)
+        bars = "error bars and shaded bands: 95 % confidence interval of the mean (not the runs' spread)"
+        _finish(fig, handles, title, ncol=1, band=bars if len(exact) or len(gossip) else False)
     return fig
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, LogFormatter, NullFormatter, NullLocator
 
 from ddppm.core.io import atomic_write
 
@@ -49,16 +49,62 @@ ERROR_LABEL = (
 )
 """Y-axis label of every error axis (the quantity is dimensionless, between 0 and 1)."""
 
-BAND_LABEL = "shaded: middle 95% of runs (2.5–97.5%)"
-INFEASIBLE_LABEL = "no parameters met the δ limit (search)"
+BAND_LABEL = "shaded band: middle 95 % of runs (2.5–97.5 %: the spread of single runs)"
+"""Legend entry of a band of run quantiles (Fig. 2, Fig. 3, the local-DP PCA figures). A band of the mean's
+interval reads differently (:func:`band_mean_label`): every legend with a band says which of the two it is."""
+INFEASIBLE_LABEL = "no parameters met the δ limit (none found by the search)"
 PROVEN_INFEASIBLE_LABEL = "no parameters can meet the δ limit (floor > limit: a proof)"
+INFEASIBLE_STRIP_LABEL = "no parameters meet the δ limit at this ε (one row per curve)"
+"""Label of the strip above a Fig. 2 panel that holds the infeasible marks (they have no error to plot)."""
 HEURISTIC_ONLY_LABEL = "meets the limit only for the guessed neighbour (floor > limit)"
 FLOOR_COLOR = "#000000"
 """Colour of what the δ floor proves (a lower bound for every parameter choice)."""
 OVER_BUDGET_LABEL = "achieved δ above the limit"
 BOUND_LABEL = "Theorem 3 bound (w.p. 0.95)"
 DET_LABEL = "Theorem 3: consensus + power terms"
-CHANCE_LABEL = r"chance level $\sqrt{1-1/n}$"
+CHANCE_LABEL = (
+    r"chance level $\sqrt{1-1/n}$: error of a uniformly random direction (n = number of rows, the length of v)"
+)
+"""The root-mean-square ``sin(v, q)`` of a uniformly random unit ``q``: ``v`` and ``q`` are vectors over the n
+rows (``v`` is the top eigenvector of ``XXᵀ``), so n here is the number of rows, which is also their dimension."""
+
+VIEW_WORDS = {"paper": "an agent's own releases", "network": "every release on the network"}
+ACCOUNTING_WORDS = {"chernoff": "Chernoff bound of Theorem 2", "exact": "exact tail"}
+ADJACENCY_WORDS = {"heuristic": "a guessed neighbour", "worst": "worst neighbour found by search (δ: at least)"}
+
+
+def band_mean_label(level: float = 0.95, kind: str = "confidence") -> str:
+    """Legend entry of a band of the mean's interval (``kind``: "confidence", "bootstrap"), not of the runs."""
+    return f"shaded band: {100 * level:g} % {kind} interval of the mean (not the runs' spread)"
+
+
+def built_in_threat_model(name: str | None) -> dict[str, str] | None:
+    """``{view, accounting, adjacency}`` of a built-in threat model, None for any other name (e.g. ``none``)."""
+    from ddppm.privacy.threat_models import BUILT_IN
+
+    return BUILT_IN[name].as_dict() if name in BUILT_IN else None
+
+
+def threat_model_words(
+    name: str, definition: dict[str, str] | None = None, chernoff: str = ACCOUNTING_WORDS["chernoff"]
+) -> str:
+    """``name: <who observes>, <how δ is accounted>, <which neighbour>`` in words, for a title.
+
+    ``definition`` (``view``, ``accounting``, ``adjacency``) defaults to the built-in threat model of that name;
+    ``chernoff`` names the Chernoff accounting (the journal's Theorem 2, the workshop paper's Theorem 1). A name
+    without a definition (e.g. ``none``) is returned unchanged.
+    """
+    definition = definition if definition is not None else built_in_threat_model(name)
+    if not definition:
+        return str(name)
+    words = {**ACCOUNTING_WORDS, "chernoff": chernoff}
+    parts = (
+        VIEW_WORDS.get(definition.get("view", ""), f"view {definition.get('view')}"),
+        words.get(definition.get("accounting", ""), f"{definition.get('accounting')} accounting"),
+        ADJACENCY_WORDS.get(definition.get("adjacency", ""), f"{definition.get('adjacency')} neighbour"),
+    )
+    return f"{name}: {', '.join(parts)}"
+
 
 _RC = {
     "font.size": 10,
@@ -136,6 +182,14 @@ def _series(summary_ds: pd.DataFrame) -> list[tuple[str, str, int]]:
         for variant, model in enumerate(sorted(set(models))):
             out.append((method, model, variant))
     return out
+
+
+class PlainLogFormatter(LogFormatter):
+    """Log-axis tick labels as plain numbers (``0.99``, ``1``, ``0.001``): an error axis often spans less than
+    a decade, where ``9.9 × 10⁻¹`` reads worse than ``0.99``. Which ticks get a label is the base class's choice."""
+
+    def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+        return f"{x:.3g}"
 
 
 def _set_log_eps_axis(ax: Axes, eps: np.ndarray) -> None:

@@ -6,6 +6,7 @@ docs/columns.md): one row per (method, threat model, ε) with the mean error, it
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import matplotlib as mpl
@@ -14,11 +15,19 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ddppm.plotting.style import _RC, INFEASIBLE_COLOR, _set_log_eps_axis, panel_grid
+from ddppm.plotting.style import (
+    _RC,
+    INFEASIBLE_COLOR,
+    _set_log_eps_axis,
+    band_mean_label,
+    panel_grid,
+    threat_model_words,
+)
 
 ERROR_LABEL = r"error $\|v - q q^\top v\|$ (mean over runs)"
 LDP_OVER_LIMIT = "δ of this σ exceeds the δ limit (classic Gaussian formula at ε ≥ 1)"
-NO_PARAMS = "no parameters met the δ limit"
+NO_PARAMS = "no parameters met the δ limit (× on the top edge: no error to plot)"
+WORKSHOP_CHERNOFF = "Chernoff bound of its Theorem 1"
 EXACT_OVER_LIMIT = "met δ by the threat model's accounting, but the exact δ of the same releases exceeds the limit"
 
 
@@ -39,7 +48,9 @@ def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Fig
     LDP σ at ε ≥ 1) are ringed in the infeasible colour; points that met the limit by the threat model's own
     accounting but not by the exact tail of the same releases (``meets_limit_exact`` False: Theorem 1 and the
     classic final σ under ``paper``) get a square in that colour; ε where a calibrated method found no
-    parameters get a cross in that colour at the top. The dotted line is the claim's accuracy read as error
+    parameters get a cross in that colour on the top edge (not at an error value: there is none). A method with
+    no finite error in a panel draws nothing and gets no legend entry. Panel titles name the threat model in words
+    (the built-in definition of its name). The dotted line is the claim's accuracy read as error
     ≤ 1 − a, the grey span the claim's ε range for the average drop.
     """
     methods = [m for m in section["methods"] if m in set(summary["method"])]
@@ -59,9 +70,10 @@ def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Fig
                 st = styles[name]
                 x = g["eps"].to_numpy(dtype=float) * 10 ** (0.02 * (i - (len(methods) - 1) / 2))
                 y, lo, hi = (g[c].to_numpy(dtype=float) for c in ("error_mean", "mean_ci_lo", "mean_ci_hi"))
-                (line,) = ax.plot(x, y, color=st["color"], marker=st["marker"], linestyle=st["linestyle"], zorder=3)
-                ax.fill_between(x, lo, hi, color=st["color"], alpha=0.2, linewidth=0, zorder=2)
-                handles[st["label"]] = line
+                if np.isfinite(y).any():  # a curve without a single error draws nothing: no legend entry
+                    (line,) = ax.plot(x, y, color=st["color"], marker=st["marker"], linestyle=st["linestyle"], zorder=3)
+                    ax.fill_between(x, lo, hi, color=st["color"], alpha=0.2, linewidth=0, zorder=2)
+                    handles[st["label"]] = line
                 infeasible = ~g["feasible"].astype(bool).to_numpy()
                 shown = infeasible & np.isfinite(y)
                 if shown.any():
@@ -86,8 +98,9 @@ def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Fig
                 missing = infeasible & ~np.isfinite(y)
                 if missing.any():
                     extras[NO_PARAMS] = ax.scatter(
-                        x[missing], np.full(missing.sum(), 1.04), marker="x", color=INFEASIBLE_COLOR, s=45, zorder=4
-                    )
+                        x[missing], np.ones(missing.sum()), marker="x", color=INFEASIBLE_COLOR, s=45, zorder=4,
+                        transform=ax.get_xaxis_transform(), clip_on=False,
+                    )  # fmt: skip
             threshold = 1 - float(claims["accuracy"])
             extras[f"claim: accuracy {claims['accuracy']:g} read as error ≤ {threshold:.2g}"] = ax.axhline(
                 threshold, color="0.3", linestyle=":", linewidth=1.2, zorder=1
@@ -96,16 +109,20 @@ def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Fig
             ax.axvspan(lo_eps, hi_eps, color="0.5", alpha=0.08, linewidth=0, zorder=0)
             _set_log_eps_axis(ax, eps)
             ax.set_xticks(eps, [f"{e:g}" for e in eps])
-            ax.set_ylim(0, 1.08)
+            ax.set_ylim(0, 1.05)
             ax.set_xlabel("ε (total budget of the whole run)")
             ax.set_ylabel(ERROR_LABEL)
-            ax.set_title(f"threat model: {tm}")
-        extras["shaded band: 95 % confidence interval of the mean"] = Patch(facecolor="0.5", alpha=0.3)
+            ax.set_title(textwrap.fill(f"threat model {threat_model_words(tm, chernoff=WORKSHOP_CHERNOFF)}", 62))
+        extras[band_mean_label()] = Patch(facecolor="0.5", alpha=0.3)
         extras[f"grey span: ε ∈ [{lo_eps:g}, {hi_eps:g}] (the claimed average drop)"] = Patch(
             facecolor="0.5", alpha=0.12
         )
         handles.update(extras)
         if title:
+            unmodelled = [styles[m]["label"] for m in methods if (summary.loc[summary["method"] == m, "threat_model"]
+                                                                   == "none").all()]  # fmt: skip
+            if unmodelled:  # drawn alike in every panel: their δ does not depend on a threat model
+                title += f"\n{', '.join(unmodelled)}: no threat model (the same curve in every panel)"
             fig.suptitle(title, fontsize=10)
         fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=2, frameon=False)
     return fig

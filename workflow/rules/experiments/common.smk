@@ -6,6 +6,10 @@
 # Settings (ddppm.common.settings): `standard` (common.epsilons at common.delta) and the second settings of
 # common.settings; each runs on its own data sets, and a setting's runs read only its own config keys.
 COMMON_EXPERIMENT = get_experiment("common")
+# The registry entries its jobs use (rule code): the runs run the common-task methods; the summary and figures
+# also show the searched variants and the floors of the calibrated methods.
+COMMON_USES = COMMON_EXPERIMENT.methods_used(config)
+COMMON_RUN_USES = list(common_task_methods())
 COMMON = f"{RESULTS}/common"
 COMMON_DATASETS = list(config["common"]["datasets"])
 COMMON_SETTINGS = common_settings(config)
@@ -28,7 +32,7 @@ rule common_runs:
         **COMMON_WILDCARDS,
     params:
         cfg=lambda wc: job_params(config, None, (*COMMON_KEYS, *setting_config_keys(wc.setting))),
-        code=code_of("common_runs.py"),
+        code=code_of("common_runs.py", methods=COMMON_RUN_USES),
     log:
         f"{LOGS}/common/runs/{{setting}}/{{dataset}}.log",
     benchmark:
@@ -49,20 +53,23 @@ rule common_summary:
         runs=lambda wc: COMMON_RUNS + COMMON_SEARCHED_RUNS,
         bounds=lambda wc: COMMON_LOWER_BOUNDS,
     output:
-        summary=report(
-            f"{COMMON}/summary.csv",
+        summary=f"{COMMON}/summary.csv",
+        summary_page=report(
+            html_twin(f"{COMMON}/summary.csv"),
             caption="../../report/common_summary.rst",
             category=COMMON_EXPERIMENT.title,
             labels={"table": "every method, k and ε"},
         ),
-        which=report(
-            f"{COMMON}/which_method.csv",
+        which=f"{COMMON}/which_method.csv",
+        which_page=report(
+            html_twin(f"{COMMON}/which_method.csv"),
             caption="../../report/common_which.rst",
             category=COMMON_EXPERIMENT.title,
             labels={"table": "which method"},
         ),
-        not_certified=report(
-            f"{COMMON}/not_certified.csv",
+        not_certified=f"{COMMON}/not_certified.csv",
+        not_certified_page=report(
+            html_twin(f"{COMMON}/not_certified.csv"),
             caption="../../report/common_not_certified.rst",
             category=COMMON_EXPERIMENT.title,
             labels={"table": "not certified"},
@@ -72,7 +79,7 @@ rule common_summary:
         readme=f"{COMMON}/readme_summary.md",
     params:
         cfg=global_params(*COMMON_ALL_KEYS, "common.settings", "common.searched", "threat_models"),
-        code=code_of("common_summary.py"),
+        code=code_of("common_summary.py", methods=COMMON_USES),
     log:
         f"{LOGS}/common/summary.log",
     conda:
@@ -98,7 +105,7 @@ rule common_figure:
         dataset=COMMON_WILDCARDS["dataset"],
     params:
         cfg=global_params("common.delta", "common.adjacency"),
-        code=code_of("common_figure.py"),
+        code=code_of("common_figure.py", methods=COMMON_USES),
         setting="standard",
     log:
         f"{LOGS}/common/figure_{{dataset}}.log",
@@ -125,7 +132,7 @@ use rule common_figure as common_figure_setting with:
         **COMMON_WILDCARDS,
     params:
         cfg=global_params("common.delta", "common.adjacency"),
-        code=code_of("common_figure.py"),
+        code=code_of("common_figure.py", methods=COMMON_USES),
         setting=lambda wc: wc.setting,
     log:
         f"{LOGS}/common/figure_{{setting}}_{{dataset}}.log",
@@ -149,4 +156,3 @@ localrules:
     common_figure_setting,
     common_task,
 
-REPORT_TABLES.extend([f"{COMMON}/summary.csv", f"{COMMON}/which_method.csv", f"{COMMON}/not_certified.csv"])

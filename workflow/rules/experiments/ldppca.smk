@@ -6,6 +6,7 @@ from ddppm.experiments.ldppca import section_params as ldppca_section_params
 
 # The section's cross-key checks (ddppm.experiments.ldppca.check_config) ran with the config's validation.
 LDPPCA_EXPERIMENT = get_experiment("ldppca")
+LDPPCA_USES = LDPPCA_EXPERIMENT.methods_used(config)  # the registry entries its jobs use (rule code)
 LDPPCA = f"{RESULTS}/ldppca"
 LDPPCA_PANELS = {fig: range(len(config["ldppca"][fig]["panels"])) for fig in LDPPCA_FIGURES}
 LDPPCA_FIGURE_FILES = {fig: [f"{RESULTS}/figures/ldppca_{fig}.{ext}" for ext in ("png", "pdf")] for fig in LDPPCA_FIGURES}
@@ -20,7 +21,7 @@ rule ldppca_panel:
         ldppca_panel=r"[0-9]+",
     params:
         cfg=lambda wc: ldppca_panel_config(config["ldppca"], wc.ldppca_figure, int(wc.ldppca_panel)),
-        code=code_of("ldppca_panel.py"),
+        code=code_of("ldppca_panel.py", methods=LDPPCA_USES),
     log:
         f"{LOGS}/ldppca/{{ldppca_figure}}/panel{{ldppca_panel}}.log",
     benchmark:
@@ -47,7 +48,7 @@ rule ldppca_summary:
         ldppca_figure="|".join(LDPPCA_FIGURES),
     params:
         cfg=lambda wc: ldppca_section_params(config["ldppca"], ("spike", "fit", wc.ldppca_figure)),
-        code=code_of("ldppca_summary.py"),
+        code=code_of("ldppca_summary.py", methods=LDPPCA_USES),
     log:
         f"{LOGS}/ldppca/{{ldppca_figure}}/summary.log",
     resources:
@@ -76,7 +77,7 @@ rule ldppca_figure:
         ldppca_figure="|".join(LDPPCA_FIGURES),
     params:
         cfg=lambda wc: ldppca_section_params(config["ldppca"], ("delta", "sigma_modes", "methods", wc.ldppca_figure)),
-        code=code_of("ldppca_figure.py"),
+        code=code_of("ldppca_figure.py", methods=LDPPCA_USES),
     log:
         f"{LOGS}/ldppca/{{ldppca_figure}}/figure.log",
     resources:
@@ -95,8 +96,9 @@ rule ldppca_table:
         fits=expand(f"{LDPPCA}/{{fig}}/theory_fit.parquet", fig=LDPPCA_FIGURES),
     output:
         parquet=f"{LDPPCA}/summary.parquet",
-        csv=report(
-            f"{LDPPCA}/summary.csv",
+        csv=f"{LDPPCA}/summary.csv",
+        page=report(
+            html_twin(f"{LDPPCA}/summary.csv"),
             caption="../../report/ldppca_table.rst",
             category=LDPPCA_EXPERIMENT.title,
             labels={"table": "summary"},
@@ -105,7 +107,7 @@ rule ldppca_table:
         findings=f"{LDPPCA}/findings.txt",
     params:
         cfg=global_params("ldppca.delta", "ldppca.sigma_modes"),
-        code=code_of("ldppca_table.py"),
+        code=code_of("ldppca_table.py", methods=LDPPCA_USES),
     log:
         f"{LOGS}/ldppca/table.log",
     resources:
@@ -148,4 +150,3 @@ localrules:
     ldppca_fig4,
     ldppca,
 
-REPORT_TABLES.append(f"{LDPPCA}/summary.csv")

@@ -6,6 +6,7 @@ from ddppm.methods import available_methods as ppm_available_methods
 
 # The section's cross-key checks (ddppm.experiments.ppm.check_config) ran with the config's validation.
 PPM_EXPERIMENT = get_experiment("ppm")
+PPM_USES = PPM_EXPERIMENT.methods_used(config)  # the registry entries its jobs use (rule code)
 PPM = f"{RESULTS}/ppm"
 PPM_METHODS = list(config["ppm"]["methods"])
 PPM_FIG1 = [f"{PPM}/figures/fig1.{ext}" for ext in ("png", "pdf")]
@@ -42,7 +43,7 @@ rule ppm_data:
         reference=f"{PPM}/data/reference.parquet",
     params:
         cfg=global_params("ppm.data", "ppm.rank", "ppm.block_size", "ppm.iterations", "ppm.seeds", "ppm.seed"),
-        code=code_of("ppm_data.py"),
+        code=code_of("ppm_data.py", methods=PPM_USES),
     threads: 1
     log:
         f"{LOGS}/ppm/data.log",
@@ -66,7 +67,7 @@ rule ppm_runs:
         f"{PPM}/runs/{{ppm_method}}.parquet",
     params:
         cfg=global_params(*PPM_RUN_KEYS),
-        code=code_of("ppm_runs.py"),
+        code=code_of("ppm_runs.py", methods=PPM_USES),
     threads: 1
     log:
         f"{LOGS}/ppm/runs/{{ppm_method}}.log",
@@ -88,15 +89,17 @@ rule ppm_summary:
         reference=rules.ppm_data.output.reference,
     output:
         errors=f"{PPM}/tables/errors.parquet",
-        errors_csv=report(
-            f"{PPM}/tables/errors.csv",
+        errors_csv=f"{PPM}/tables/errors.csv",
+        errors_page=report(
+            html_twin(f"{PPM}/tables/errors.csv"),
             caption="../../report/ppm_errors.rst",
             category=PPM_EXPERIMENT.title,
             labels={"table": "errors"},
         ),
         eps_ratio=f"{PPM}/tables/eps_ratio.parquet",
-        eps_ratio_csv=report(
-            f"{PPM}/tables/eps_ratio.csv",
+        eps_ratio_csv=f"{PPM}/tables/eps_ratio.csv",
+        eps_ratio_page=report(
+            html_twin(f"{PPM}/tables/eps_ratio.csv"),
             caption="../../report/ppm_eps_ratio.rst",
             category=PPM_EXPERIMENT.title,
             labels={"table": "ε ratio at equal error"},
@@ -104,7 +107,7 @@ rule ppm_summary:
         findings=f"{PPM}/tables/findings.txt",
     params:
         cfg=global_params(*PPM_SETTINGS, "ppm.eps_ratio_reference", "ppm.claims"),
-        code=code_of("ppm_summary.py"),
+        code=code_of("ppm_summary.py", methods=PPM_USES),
     log:
         f"{LOGS}/ppm/summary.log",
     conda:
@@ -128,7 +131,7 @@ rule ppm_figure_fig1:
         pdf=PPM_FIG1[1],
     params:
         cfg=global_params(*PPM_SETTINGS),
-        code=code_of("ppm_figure_fig1.py"),
+        code=code_of("ppm_figure_fig1.py", methods=PPM_USES),
     log:
         f"{LOGS}/ppm/fig1.log",
     conda:
@@ -141,15 +144,16 @@ rule ppm_sensitivity_ratio:
     """ppm: their Fig. 2 data, the first-step ratio r(k, n) of the two sensitivity bounds."""
     output:
         table=f"{PPM}/tables/sensitivity_ratio.parquet",
-        csv=report(
-            f"{PPM}/tables/sensitivity_ratio.csv",
+        csv=f"{PPM}/tables/sensitivity_ratio.csv",
+        page=report(
+            html_twin(f"{PPM}/tables/sensitivity_ratio.csv"),
             caption="../../report/ppm_sensitivity_ratio.rst",
             category=PPM_EXPERIMENT.title,
             labels={"table": "sensitivity ratio r(k, n)"},
         ),
     params:
         cfg=global_params("ppm.sensitivity_ratio"),
-        code=code_of("ppm_sensitivity_ratio.py"),
+        code=code_of("ppm_sensitivity_ratio.py", methods=PPM_USES),
     threads: 1
     log:
         f"{LOGS}/ppm/sensitivity_ratio.log",
@@ -178,7 +182,7 @@ rule ppm_figure_fig2:
         pdf=PPM_FIG2[1],
     params:
         cfg=global_params("ppm.sensitivity_ratio"),
-        code=code_of("ppm_figure_fig2.py"),
+        code=code_of("ppm_figure_fig2.py", methods=PPM_USES),
     log:
         f"{LOGS}/ppm/fig2.log",
     conda:
@@ -220,4 +224,3 @@ localrules:
     ppm_fig1,
     ppm_fig2,
 
-REPORT_TABLES.extend(PPM_TABLES)

@@ -3,6 +3,7 @@
 # `studies`.
 
 STUDIES_EXPERIMENT = get_experiment("studies")
+STUDIES_USES = STUDIES_EXPERIMENT.methods_used(config)  # the registry entries its jobs use (rule code)
 STUDIES = f"{RESULTS}/studies"
 STUDY_NAMES = list(config["studies"]["studies"])
 STUDY_KEYS = tuple(
@@ -23,7 +24,7 @@ rule study_runs:
         study="|".join(STUDY_NAMES),
     params:
         cfg=lambda wc: job_params(config, None, (*STUDY_KEYS, f"studies.{wc.study}", *STUDY_CONTEXT.get(wc.study, ()))),
-        code=code_of("study_runs.py"),
+        code=code_of("study_runs.py", methods=STUDIES_USES),
     log:
         f"{LOGS}/studies/{{study}}_runs.log",
     benchmark:
@@ -42,8 +43,9 @@ rule study_summary:
     input:
         f"{STUDIES}/{{study}}/runs.parquet",
     output:
-        csv=report(
-            f"{STUDIES}/{{study}}/summary.csv",
+        csv=f"{STUDIES}/{{study}}/summary.csv",
+        page=report(
+            html_twin(f"{STUDIES}/{{study}}/summary.csv"),
             caption="../../report/study_summary.rst",
             category=STUDIES_EXPERIMENT.title,
             subcategory="{study}",
@@ -54,7 +56,7 @@ rule study_summary:
     wildcard_constraints:
         study="|".join(STUDY_NAMES),
     params:
-        code=code_of("study_summary.py"),
+        code=code_of("study_summary.py", methods=STUDIES_USES),
     log:
         f"{LOGS}/studies/{{study}}_summary.log",
     conda:
@@ -80,7 +82,7 @@ rule study_figure:
         study="|".join(STUDY_NAMES),
     params:
         cfg=global_params("studies.delta", "studies.adjacency", "studies.runs", "studies.views"),
-        code=code_of("study_figure.py"),
+        code=code_of("study_figure.py", methods=STUDIES_USES),
     log:
         f"{LOGS}/studies/{{study}}_figure.log",
     conda:

@@ -5,6 +5,7 @@
 
 # The section's cross-key checks (ddppm.experiments.workshop.check_config) ran with the config's validation.
 WORKSHOP_EXPERIMENT = get_experiment("workshop")
+WORKSHOP_USES = WORKSHOP_EXPERIMENT.methods_used(config)  # the registry entries its jobs use (rule code)
 WORKSHOP = f"{RESULTS}/workshop"
 WORKSHOP_CALIBRATED = [m for m in config["workshop"]["methods"] if get_method(m).calibrated]
 WORKSHOP_FIG1 = [f"{WORKSHOP}/figures/fig1.{ext}" for ext in ("png", "pdf")]
@@ -29,7 +30,7 @@ rule workshop_data:
         network=f"{WORKSHOP}/data/network.parquet",
     params:
         cfg=global_params("workshop.data", "workshop.partition", "workshop.network"),
-        code=code_of("workshop_data.py"),
+        code=code_of("workshop_data.py", methods=[]),
     log:
         f"{LOGS}/workshop/data.log",
     conda:
@@ -59,7 +60,7 @@ rule workshop_calibrate:
             )
             + tuple(f"workshop.{key}" for key in get_method(wc.workshop_method).experiment_options),
         ),
-        code=code_of("workshop_calibrate.py"),
+        code=code_of("workshop_calibrate.py", methods=lambda wc: [wc.workshop_method]),
     threads: 1
     log:
         f"{LOGS}/workshop/calibrate/{{workshop_method}}~{{workshop_tm}}.log",
@@ -90,7 +91,7 @@ rule workshop_runs:
         params=f"{WORKSHOP}/params.parquet",
     params:
         cfg=global_params(*WORKSHOP_RUN_KEYS),
-        code=code_of("workshop_runs.py"),
+        code=code_of("workshop_runs.py", methods=WORKSHOP_USES),
     threads: 1
     log:
         f"{LOGS}/workshop/runs.log",
@@ -112,22 +113,25 @@ rule workshop_summary:
         params=rules.workshop_runs.output.params,
     output:
         summary=f"{WORKSHOP}/tables/summary.parquet",
-        summary_csv=report(
-            WORKSHOP_TABLES[0],
+        summary_csv=WORKSHOP_TABLES[0],
+        summary_page=report(
+            html_twin(WORKSHOP_TABLES[0]),
             caption="../../report/workshop_summary.rst",
             category=CATEGORY_WORKSHOP,
             labels={"table": "mean errors"},
         ),
         budget=f"{WORKSHOP}/tables/budget.parquet",
-        budget_csv=report(
-            WORKSHOP_TABLES[1],
+        budget_csv=WORKSHOP_TABLES[1],
+        budget_page=report(
+            html_twin(WORKSHOP_TABLES[1]),
             caption="../../report/workshop_budget.rst",
             category=CATEGORY_WORKSHOP,
             labels={"table": "budget split"},
         ),
         claims=f"{WORKSHOP}/tables/claims.parquet",
-        claims_csv=report(
-            WORKSHOP_TABLES[2],
+        claims_csv=WORKSHOP_TABLES[2],
+        claims_page=report(
+            html_twin(WORKSHOP_TABLES[2]),
             caption="../../report/workshop_claims.rst",
             category=CATEGORY_WORKSHOP,
             labels={"table": "claims"},
@@ -135,7 +139,7 @@ rule workshop_summary:
         findings=f"{WORKSHOP}/tables/findings.txt",
     params:
         cfg=global_params(*WORKSHOP_RUN_KEYS, "workshop.claims"),
-        code=code_of("workshop_summary.py"),
+        code=code_of("workshop_summary.py", methods=WORKSHOP_USES),
     log:
         f"{LOGS}/workshop/summary.log",
     conda:
@@ -158,7 +162,7 @@ rule workshop_figure_fig1:
         pdf=WORKSHOP_FIG1[1],
     params:
         cfg=global_params("workshop.methods", "workshop.threat_models", "workshop.claims", "workshop.labels"),
-        code=code_of("workshop_figure.py"),
+        code=code_of("workshop_figure.py", methods=WORKSHOP_USES),
     log:
         f"{LOGS}/workshop/fig1.log",
     conda:
@@ -193,4 +197,3 @@ localrules:
     workshop_figure_fig1,
     workshop_fig1,
 
-REPORT_TABLES.extend(WORKSHOP_TABLES)

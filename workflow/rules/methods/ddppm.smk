@@ -2,6 +2,9 @@
 
 DDPPM_THREAT_MODELS = lambda ds: dataset_config(config, ds)["methods"]["ddppm"]["threat_models"]
 DDPPM_CALIBRATION_CHUNKS = lambda ds: int(dataset_config(config, ds)["methods"]["ddppm"]["calibration"]["chunks"])
+# The registry entries its jobs use (rule code): the journal method; the searched variants on the common task.
+DDPPM_USES = ["ddppm"]
+DDPPM_SEARCHED_USES = ["ddppm", *config["common"]["searched"]["methods"]]
 DDPPM_FLOORS = {ds: [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet"] for ds in DATASETS}
 FIG2_FLOORS.update(DDPPM_FLOORS)
 # The common task lists D-DP-PM beside its table with the floor: a δ no parameter choice gets under; on the data
@@ -48,7 +51,7 @@ rule ddppm_calibrate_prepare:
         temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/prepared.pickle"),
     params:
         cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
-        code=code_of("ddppm_calibrate_prepare.py"),
+        code=code_of("ddppm_calibrate_prepare.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_calibrate_prepare/{{dataset}}/{{threat_model}}.log",
     benchmark:
@@ -71,7 +74,7 @@ rule ddppm_calibrate_chunk:
         temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.parquet"),
     params:
         cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
-        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py"),
+        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.log",
     benchmark:
@@ -102,7 +105,7 @@ rule ddppm_calibrate:
         candidates=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",
     params:
         cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
-        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py", "ddppm_calibrate.py"),
+        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py", "ddppm_calibrate.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_calibrate/{{dataset}}/{{threat_model}}.log",
     benchmark:
@@ -128,7 +131,7 @@ rule ddppm_params:
         f"{RESULTS}/params/{{dataset}}/ddppm.parquet",
     params:
         cfg=params_of("methods.ddppm.threat_models", "threat_models"),
-        code=code_of("ddppm_params.py"),
+        code=code_of("ddppm_params.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_params/{{dataset}}.log",
     resources:
@@ -157,7 +160,7 @@ rule ddppm_delta_curve:
             "threat_models.{threat_model}",
             drop=["methods.ddppm.calibration.chunks", "methods.ddppm.threat_models"],
         ),
-        code=code_of("ddppm_delta_curve.py"),
+        code=code_of("ddppm_delta_curve.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_delta_curve/{{dataset}}/{{threat_model}}.log",
     benchmark:
@@ -189,7 +192,7 @@ rule figure_fig3:
         pdf=f"{RESULTS}/figures/fig3_{{threat_model}}.pdf",
     params:
         cfg=global_params("datasets"),
-        code=code_of("ddppm_figure_fig3.py"),
+        code=code_of("ddppm_figure_fig3.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/figures/fig3_{{threat_model}}.log",
     resources:
@@ -247,7 +250,7 @@ rule figure_frontier:
         pdf=f"{RESULTS}/figures/frontier_{{threat_model}}.pdf",
     params:
         cfg=global_params("datasets", "methods.ddppm.delta_curve.eps", "threat_models"),
-        code=code_of("ddppm_figure_frontier.py"),
+        code=code_of("ddppm_figure_frontier.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/figures/frontier_{{threat_model}}.log",
     resources:
@@ -278,7 +281,7 @@ rule ddppm_floor:
         f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet",
     params:
         cfg=params_of("epsilons", "delta_limits", "methods.ddppm.privacy.floor"),
-        code=code_of("ddppm_floor.py"),
+        code=code_of("ddppm_floor.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_floor/{{dataset}}.log",
     benchmark:
@@ -307,7 +310,7 @@ rule ddppm_floor_table:
         ),
     params:
         cfg=global_params("datasets"),
-        code=code_of("ddppm_floor_table.py"),
+        code=code_of("ddppm_floor_table.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/tables/floor.log",
     conda:
@@ -328,7 +331,7 @@ rule ddppm_common_floor:
             None,
             ("common.epsilons", "common.delta", "methods.ddppm.privacy.floor"),
         ),
-        code=code_of("ddppm_common_floor.py"),
+        code=code_of("ddppm_common_floor.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_floor/common_{{dataset}}.log",
     benchmark:
@@ -366,7 +369,7 @@ rule ddppm_common_searched:
                 "threat_models",
             ),
         ),
-        code=code_of("ddppm_common_searched.py"),
+        code=code_of("ddppm_common_searched.py", methods=DDPPM_SEARCHED_USES),
     log:
         f"{LOGS}/ddppm_common_searched/{{dataset}}.log",
     benchmark:
@@ -389,7 +392,7 @@ rule ddppm_common_bounds:
         f"{RESULTS}/methods/ddppm/common_bounds.parquet",
     params:
         cfg=global_params("datasets", "common.datasets"),
-        code=code_of("ddppm_common_bounds.py"),
+        code=code_of("ddppm_common_bounds.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_common_bounds.log",
     conda:

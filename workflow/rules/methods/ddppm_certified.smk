@@ -14,7 +14,7 @@ rule ddppm_certified_frontier:
         f"{RESULTS}/methods/ddppm_certified/{{dataset}}/frontier.parquet",
     params:
         cfg=params_of("epsilons", "methods.ddppm_certified"),
-        code=code_of("ddppm_certified_frontier.py"),
+        code=code_of("ddppm_certified_frontier.py", methods=["ddppm_certified"]),
     log:
         f"{LOGS}/methods/ddppm_certified/{{dataset}}/frontier.log",
     benchmark:

@@ -27,7 +27,7 @@ from ddppm.common.task import CommonTask
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
-from ddppm.methods.base import NO_THREAT_MODEL, Method, param_table, register
+from ddppm.methods.base import PROVEN_EVERY_OBSERVER, Method, param_table, register
 from ddppm.methods.certified.accounting import certified_delta_of
 from ddppm.methods.certified.algorithm import CertifiedParams, certified_network, draw
 
@@ -134,7 +134,7 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
                 {
                     "eps": float(e),
                     "delta_limit": float(limit),
-                    "threat_model": NO_THREAT_MODEL,
+                    "threat_model": PROVEN_EVERY_OBSERVER,
                     "accounting": "certified",
                     "delta": achieved,
                     "feasible": bool(achieved <= limit * (1 + 1e-9)),

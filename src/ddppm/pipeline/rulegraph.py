@@ -1,0 +1,80 @@
+"""The workflow's rule graph as a figure of the report, apart from the landing page (which states the verdict).
+
+Snakemake prints the rule graph in Graphviz's DOT language (``snakemake --rulegraph``); Graphviz itself is no
+dependency of the project, so :func:`rule_graph_figure` lays the graph out in layers (each rule one column to the
+right of every rule it needs) and draws it with matplotlib.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import yaml
+from matplotlib.figure import Figure
+
+_NODE = re.compile(r'^\s*(\d+)\[label = "([^"]+)"')
+_EDGE = re.compile(r"^\s*(\d+)\s*->\s*(\d+)")
+
+
+def parse_rulegraph(dot: str) -> nx.DiGraph:
+    """The rules (nodes, by name) and their dependencies (an edge from a rule to each rule that uses its outputs)
+    of ``snakemake --rulegraph``'s DOT text."""
+    names: dict[str, str] = {}
+    edges: list[tuple[str, str]] = []
+    for line in dot.splitlines():
+        if node := _NODE.match(line):
+            names[node.group(1)] = node.group(2)
+        elif edge := _EDGE.match(line):
+            edges.append((edge.group(1), edge.group(2)))
+    if not names:
+        raise ValueError("no rule in the DOT text: is it the output of `snakemake --rulegraph`?")
+    graph = nx.DiGraph()
+    graph.add_nodes_from(names.values())
+    graph.add_edges_from((names[a], names[b]) for a, b in edges)
+    return graph
+
+
+def rulegraph_dot(snakefile: str | Path, config: dict[str, Any], workdir: str | Path, scratch: str | Path) -> str:
+    """``snakemake --rulegraph`` of ``snakefile`` under ``config`` (written to ``scratch``), run from ``workdir``
+    without taking the working directory's lock (it only reads the workflow)."""
+    config_file = Path(scratch) / "rulegraph_config.yaml"
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    command = [sys.executable, "-m", "snakemake", "--rulegraph", "--nolock", "--quiet", "all"]
+    command += ["--snakefile", str(snakefile), "--configfile", str(config_file), "--workflow-profile", "none"]
+    proc = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"snakemake --rulegraph failed:\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def rule_graph_figure(graph: nx.DiGraph, title: str) -> Figure:
+    """Every rule as a box, in rows from the data (top) to the final target (bottom), with an arrow from each
+    rule to each rule that uses its outputs (clipped at the boxes)."""
+    layers = list(nx.topological_generations(graph))
+    widest = max(len(layer) for layer in layers)
+    position = {}
+    for row, layer in enumerate(layers):
+        for column, name in enumerate(sorted(layer)):
+            position[name] = (column - (len(layer) - 1) / 2, -row)
+    fig = Figure(figsize=(max(8.0, 1.9 * widest), max(4.0, 0.75 * len(layers) + 1.0)), layout="constrained")
+    ax = fig.add_subplot()
+    boxes = {
+        name: ax.text(x, y, name, ha="center", va="center", fontsize=8, zorder=3,
+                      bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "tab:blue"})
+        for name, (x, y) in position.items()
+    }  # fmt: skip
+    fig.canvas.draw_idle()
+    for source, target in graph.edges:
+        clip = {"patchA": boxes[source].get_bbox_patch(), "patchB": boxes[target].get_bbox_patch()}
+        arrow = {"arrowstyle": "->", "color": "0.55", "lw": 0.7, "shrinkA": 2, "shrinkB": 2, **clip}
+        ax.annotate("", xy=position[target], xytext=position[source], zorder=2, arrowprops=arrow)
+    ax.set_xlim(-widest / 2 - 0.1, widest / 2 + 0.1)
+    ax.set_ylim(-len(layers) + 0.5, 0.5)
+    ax.set_axis_off()
+    ax.set_title(title, fontsize=11)
+    return fig
