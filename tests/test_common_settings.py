@@ -87,7 +87,9 @@ def test_each_point_is_calibrated_to_its_own_limit_and_settings_do_not_disturb_e
     for (_, eps), row in summary.set_index(["method", "eps"]).iterrows():
         limit = limits[[1.0, 5.0].index(eps)]
         assert row["delta_limit"] == limit
-        if row["privacy_column"] == "certified" and row.name[0] != "ldp":  # ldp: the classic formula, not calibrated
+        if row.name[0] == "amin":  # pure ε-DP: δ = 0 whatever the limit
+            assert row["delta"] == 0.0
+        elif row["privacy_column"] == "certified" and row.name[0] != "ldp":  # ldp: the classic σ, not calibrated
             assert row["delta"] == pytest.approx(limit, rel=1e-6)
     # The standard setting's generators are unchanged by another setting's existence; a second setting draws anew
     # unless it reuses the standard's draws (distance_one: then a method whose σ does not change gives the same

@@ -1,0 +1,163 @@
+"""Amin, Dick, Kulesza, Muñoz Medina & Vassilvitskii, *Differentially Private Covariance Estimation* (NeurIPS 2019):
+the top-k principal directions by iterative eigenvector sampling, with the Bingham law sampled correctly.
+
+Their Algorithm 1 draws the first direction from the density ``∝ exp(β uᵀCu)`` on the unit sphere (a Bingham law;
+C = XᵀX of the rows), then restricts C to the complement of the directions drawn so far and draws the next one,
+k times. Each draw is an exponential mechanism with score ``uᵀCu``: one replaced row of the unit ball moves the
+score by at most ``‖xxᵀ − yyᵀ‖₂ ≤ 1`` (both adjacencies of the common task), so a draw with ``β = ε_i/2`` is
+ε_i-DP (the standard exponential-mechanism bound, 2βΔ), and the k draws compose to ``Σ ε_i`` (pure ε, δ = 0
+for every neighbour). The paper writes ``β = ε_i/4``, a factor 2 more conservative than that bound; we follow
+the paper (``scale: paper``) unless told ``scale: tight`` (docs/common_task.md). The eigenvalues are not
+released: the common task asks for directions only, so the whole ε goes to them, ``ε_i = ε/k``.
+
+:func:`sample_bingham` draws the Bingham law exactly by Kent, Ganeiber & Mardia's rejection scheme (*A new unified
+approach for the simulation of a wide class of directional distributions*, JCGS 27(2), 2018): an angular central
+Gaussian proposal ``ACG(Ω)``, ``Ω = I + 2A/b``, whose density on the sphere is ``∝ (uᵀΩu)^{−d/2}``, and the
+envelope ``exp(−uᵀAu) ≤ M (uᵀΩu)^{−d/2}`` with ``M = e^{−(d−b)/2} (d/b)^{d/2}``. A proposal u is accepted with
+probability ``exp(−uᵀAu) (uᵀΩu)^{d/2} / M``. IBM's diffprivlib 0.6.6 and OpenDP 0.16.0 divide by
+``(uᵀΩu)^{d/2}`` instead of multiplying, which samples the density ``∝ exp(−uᵀAu) (uᵀΩu)^{−d}``, not the Bingham
+law their proof is about (:func:`mis_specified_log_density`; docs/peers.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.linalg import null_space
+from scipy.optimize import brentq
+
+from ddppm.common.adjacency import release_sensitivity
+from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod
+from ddppm.common.task import CommonTask
+from ddppm.methods.base import RegisteredMethod, register
+
+
+@dataclass(frozen=True)
+class BinghamEnvelope:
+    """Kent et al.'s ACG envelope of the Bingham law ``∝ exp(−uᵀAu)``, in the eigenbasis of A.
+
+    ``basis``: eigenvectors of A (columns); ``lam``: its eigenvalues shifted so that the smallest is 0 (the
+    shift changes only the normalising constant); ``b``: the root of ``Σ_i 1/(b + 2λ_i) = 1`` in [1, d];
+    ``log_M``: the log of the envelope constant."""
+
+    basis: np.ndarray
+    lam: np.ndarray
+    b: float
+    log_M: float
+
+    @property
+    def omega(self) -> np.ndarray:
+        """The diagonal of Ω = I + 2Λ/b in the eigenbasis."""
+        return 1.0 + 2.0 * self.lam / self.b
+
+
+def bingham_envelope(A: np.ndarray) -> BinghamEnvelope:
+    """The envelope of :func:`sample_bingham` for the symmetric matrix A (Kent, Ganeiber & Mardia 2018, §4.2)."""
+    A = np.asarray(A, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or not np.allclose(A, A.T, atol=1e-10 * max(1.0, np.abs(A).max())):
+        raise ValueError(f"sample_bingham: A must be a symmetric d × d matrix, got shape {A.shape}")
+    values, basis = np.linalg.eigh((A + A.T) / 2)
+    lam = values - values[0]
+    d = lam.size
+    if d == 1 or lam[-1] == 0.0:  # the uniform law: b = d, Ω = I, every proposal accepted
+        return BinghamEnvelope(basis, lam, float(d), 0.0)
+    b = brentq(lambda x: np.sum(1.0 / (x + 2.0 * lam)) - 1.0, 1.0, float(d), xtol=1e-14, rtol=1e-14)
+    log_M = -(d - b) / 2.0 + (d / 2.0) * np.log(d / b)
+    return BinghamEnvelope(basis, lam, float(b), float(log_M))
+
+
+def sample_bingham(A: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` independent unit vectors (rows) with density ``∝ exp(−uᵀAu)`` w.r.t. the uniform measure on the
+    sphere: exact rejection from an angular central Gaussian proposal (module docstring), in batches.
+
+    Parameters
+    ----------
+    A : (d, d) symmetric matrix (any eigenvalues: only differences matter).
+    size : number of draws.
+    rng : the random generator (the only source of randomness).
+
+    Returns
+    -------
+    (size, d) array of unit rows.
+    """
+    env = bingham_envelope(A)
+    d = env.lam.size
+    scale = 1.0 / np.sqrt(env.omega)  # z ~ N(0, Ω⁻¹) in the eigenbasis
+    out = np.empty((0, d))
+    batch = max(16, 2 * size)
+    while out.shape[0] < size:
+        z = rng.standard_normal((batch, d)) * scale
+        u = z / np.linalg.norm(z, axis=1, keepdims=True)
+        quadratic_A = (u**2) @ env.lam
+        quadratic_omega = (u**2) @ env.omega
+        log_accept = -quadratic_A + (d / 2.0) * np.log(quadratic_omega) - env.log_M
+        accepted = u[np.log(rng.random(batch)) < np.minimum(log_accept, 0.0)]
+        out = np.vstack([out, accepted])
+        rate = max(accepted.shape[0], 1) / batch
+        batch = int(min(max(16, 1.2 * (size - out.shape[0]) / rate), 1_000_000))
+    return out[:size] @ env.basis.T
+
+
+def mis_specified_log_density(A: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Log of the (unnormalised) density that diffprivlib 0.6.6's and OpenDP 0.16.0's sampler draws from: their
+    acceptance ``exp(−uᵀAu) / (M (uᵀΩu)^{d/2})`` times the ACG proposal ``(uᵀΩu)^{−d/2}``, i.e.
+    ``−uᵀAu − d log(uᵀΩu)`` (rows of ``u``), with Ω of :func:`bingham_envelope`."""
+    env = bingham_envelope(A)
+    coords = np.atleast_2d(u) @ env.basis
+    quadratic_A = (coords**2) @ env.lam
+    quadratic_omega = (coords**2) @ env.omega
+    return -quadratic_A - env.lam.size * np.log(quadratic_omega)
+
+
+def iterative_eigenvector_sampling(C: np.ndarray, k: int, betas: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Amin et al.'s Algorithm 1 for the directions only: k orthonormal columns, the i-th drawn from
+    ``∝ exp(β_i uᵀ C_i u)`` on the sphere of the complement of the first i − 1 (``C_i = P_iᵀ C P_i``)."""
+    d = C.shape[0]
+    chosen = np.empty((d, 0))
+    basis = np.eye(d)  # P_i: an orthonormal basis of the complement of the directions drawn so far
+    for i in range(k):
+        reduced = basis.T @ C @ basis
+        u = sample_bingham(-float(betas[i]) * reduced, 1, rng)[0]
+        v = basis @ u
+        chosen = np.column_stack([chosen, v / np.linalg.norm(v)])
+        basis = null_space(chosen.T) if i + 1 < k else basis
+    return chosen
+
+
+PAPER_SCALE = 4.0
+"""The paper's β = ε_i/(4Δ): twice as conservative as the exponential mechanism's β = ε_i/(2Δ) (module docstring)."""
+
+
+@register
+class AminCovariance(RegisteredMethod, CommonTaskMethod):
+    """Amin et al.'s iterative eigenvector sampling on the common task: a trusted curator holds C = XᵀX and
+    publishes k directions, each drawn from its Bingham law; pure ε-DP, so δ = 0 for every neighbour."""
+
+    name = "amin"
+    label = "Amin et al. (Bingham sampling, pure ε; correct law)"
+    style: ClassVar[dict[str, Any]] = {"color": "#393b79", "marker": "h", "linestyle": "-."}
+    task = COMMON_TASK
+    trust_model = "central"
+    source = "Amin et al. 2019 (NeurIPS), Algorithm 1, directions only"
+
+    def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
+        # The score uᵀCu moves by at most ‖xxᵀ − yyᵀ‖₂ when one row is replaced: the spectral sensitivity of the
+        # second moment, that of a one-column power step.
+        sensitivity = release_sensitivity("power_step", options["adjacency"], block=1)
+        eps_each = eps / task.k
+        beta = eps_each / (PAPER_SCALE * sensitivity)
+        params = {"eps_per_direction": eps_each, "beta": beta, "sensitivity": sensitivity}
+        return Calibrated(float(eps), float(delta_limit), params, (), 0.0)
+
+    def common_estimate(
+        self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
+    ) -> np.ndarray:
+        betas = np.full(task.k, float(calibrated.params["beta"]))
+        return np.stack([iterative_eigenvector_sampling(task.gram, task.k, betas, rng) for rng in rngs])
+
+    def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
+        rows = max(len(p) for p in task.parts)  # every agent hands its rows to the curator once
+        return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
