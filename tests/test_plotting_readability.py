@@ -237,7 +237,7 @@ def test_workshop_no_parameter_marks_sit_on_the_top_edge_and_panels_name_the_thr
     assert NO_PARAMS in legend_texts(fig)
     assert np.allclose(cross.get_offsets()[:, 1], 1.0) and cross.get_offset_transform() == sound.get_xaxis_transform()
     assert any("confidence interval of the mean" in t for t in bands_said(fig))
-    assert "no threat model" in suptitle(fig)
+    assert "the same under every threat model" in suptitle(fig)
 
 
 def test_frontier_lists_no_star_where_nothing_was_chosen():

@@ -287,7 +287,8 @@ def render(
     if timings is not None and Path(timings).exists():
         generated["timings"] = timings_block(yaml.safe_load(Path(timings).read_text(encoding="utf-8")))
     for name in re.findall(r"<!-- ((?:findings|summary)-[\w-]+):begin -->", text):  # an experiment not in the run
-        generated.setdefault(name, f"(experiment {name.split('-', 1)[1]} is not in this run)")
+        if Path(results).exists():  # without a run only the timings are rendered; the rest stays as it is
+            generated.setdefault(name, f"(experiment {name.split('-', 1)[1]} is not in this run)")
     for name, body in generated.items():
         begin, end = _markers(name)
         if begin in text and end in text:

@@ -44,11 +44,13 @@ def rulegraph_dot(snakefile: str | Path, config: dict[str, Any], workdir: str | 
     without taking the working directory's lock (it only reads the workflow)."""
     config_file = Path(scratch) / "rulegraph_config.yaml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    command = [sys.executable, "-m", "snakemake", "--rulegraph", "--nolock", "--quiet", "all"]
+    # --rerun-incomplete: outputs of the jobs running beside this one are marked incomplete, which would stop the
+    # DAG (the rule graph only reads the rules; nothing is rerun).
+    command = [sys.executable, "-m", "snakemake", "--rulegraph", "--nolock", "--rerun-incomplete", "--quiet", "all"]
     command += ["--snakefile", str(snakefile), "--configfile", str(config_file), "--workflow-profile", "none"]
     proc = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600, check=False)
     if proc.returncode != 0:
-        raise RuntimeError(f"snakemake --rulegraph failed:\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"snakemake --rulegraph failed:\n{proc.stderr[-3000:]}\n{proc.stdout[-3000:]}")
     return proc.stdout
 
 

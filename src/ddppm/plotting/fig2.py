@@ -27,6 +27,7 @@ from ddppm.plotting.style import (
     INFEASIBLE_STRIP_LABEL,
     OVER_BUDGET_LABEL,
     PROVEN_INFEASIBLE_LABEL,
+    UNNAMED_THREAT_MODELS,
     _figure,
     _fmt_delta,
     _legend_below,
@@ -267,7 +268,7 @@ def _threat_model_heading(
     names: list[str] = []
     for frame in frames:
         if frame is not None and "threat_model" in frame:
-            names += [str(m) for m in frame["threat_model"].dropna() if str(m) != "none"]
+            names += [str(m) for m in frame["threat_model"].dropna() if str(m) not in UNNAMED_THREAT_MODELS]
     lines = ["Error against ε: every method at the δ limit of each ε"]
     if names:
         lines[0] += "; D-DP-PM [threat model]:"
@@ -289,7 +290,12 @@ def fig2_single(
         fig = _figure((7.2, 10.4))
         ax = fig.add_subplot()
         handles = plot_fig2_panel(ax, summary_ds, title, n, floors=floors)
-        fig.suptitle(_threat_model_heading([summary_ds], threat_models, 95), fontsize=9)
+        # The data set leads the heading: constrained layout does not see the infeasible strip (an inset), so a
+        # panel title above it would run into a long heading.
+        label = ax.get_title()
+        ax.set_title("")
+        heading = _threat_model_heading([summary_ds], threat_models, 95)
+        fig.suptitle(f"{label}\n{heading}\n", fontsize=9)
         if handles:  # one column: two columns of these long labels are wider than one panel
             fig.legend(
                 handles=list(handles.values()),

@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, LogFormatter, NullFormatter, NullLocator
 
 from ddppm.core.io import atomic_write
+from ddppm.methods.base import NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER
 
 INFEASIBLE_COLOR = "#7a0177"
 """Colour of every infeasible mark (no method uses it): over-budget points and 'no parameters met δ'."""
@@ -156,12 +157,16 @@ def _shade(color: str, factor: float) -> str:
     return mpl.colors.to_hex(np.clip(out, 0, 1))
 
 
+UNNAMED_THREAT_MODELS = (NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER)
+"""Threat-model values a curve's label does not name: no privacy claim, or a δ proven under every threat model."""
+
+
 def series_style(method: str, threat_model: str, variant: int, index: int) -> dict[str, Any]:
     """Style of one curve: the method's registry style, varied per threat model (``variant``)."""
     styles = method_styles()
     base = dict(styles.get(method, {"label": str(method), "marker": "v", "linestyle": "-"}))
     base.setdefault("color", _DATASET_COLORS[index % len(_DATASET_COLORS)])
-    if threat_model and threat_model != "none":
+    if threat_model and threat_model not in UNNAMED_THREAT_MODELS:
         base["label"] = f"{base['label']} [{threat_model}]"
     if variant:
         base["color"] = _shade(base["color"], _VARIANT_SHADES[variant % len(_VARIANT_SHADES)])

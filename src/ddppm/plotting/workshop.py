@@ -18,6 +18,7 @@ from matplotlib.patches import Patch
 from ddppm.plotting.style import (
     _RC,
     INFEASIBLE_COLOR,
+    UNNAMED_THREAT_MODELS,
     _set_log_eps_axis,
     band_mean_label,
     panel_grid,
@@ -62,7 +63,7 @@ def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Fig
         handles: dict[str, Any] = {}
         extras: dict[str, Any] = {}
         for ax, tm in zip(axes, section["threat_models"], strict=True):
-            at_tm = summary[summary["threat_model"].isin([tm, "none"])]
+            at_tm = summary[summary["threat_model"].isin([tm, *UNNAMED_THREAT_MODELS])]
             for i, name in enumerate(methods):
                 g = at_tm[at_tm["method"] == name].sort_values("eps")
                 if g.empty:
@@ -120,9 +121,9 @@ def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Fig
         handles.update(extras)
         if title:
             unmodelled = [styles[m]["label"] for m in methods if (summary.loc[summary["method"] == m, "threat_model"]
-                                                                   == "none").all()]  # fmt: skip
+                                                                   .isin(UNNAMED_THREAT_MODELS)).all()]  # fmt: skip
             if unmodelled:  # drawn alike in every panel: their δ does not depend on a threat model
-                title += f"\n{', '.join(unmodelled)}: no threat model (the same curve in every panel)"
+                title += f"\n{', '.join(unmodelled)}: δ the same under every threat model (the same curve in every panel)"
             fig.suptitle(title, fontsize=10)
         fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=2, frameon=False)
     return fig
