@@ -123,7 +123,8 @@ def fig1(summary: pd.DataFrame, section: dict[str, Any], title: str = "") -> Fig
             unmodelled = [styles[m]["label"] for m in methods if (summary.loc[summary["method"] == m, "threat_model"]
                                                                    .isin(UNNAMED_THREAT_MODELS)).all()]  # fmt: skip
             if unmodelled:  # drawn alike in every panel: their δ does not depend on a threat model
-                title += f"\n{', '.join(unmodelled)}: δ the same under every threat model (the same curve in every panel)"
+                same = "δ the same under every threat model (the same curve in every panel)"
+                title += f"\n{', '.join(unmodelled)}: {same}"
             fig.suptitle(title, fontsize=10)
         fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=2, frameon=False)
     return fig
