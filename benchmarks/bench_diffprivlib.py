@@ -1,13 +1,12 @@
 """Benchmark: IBM diffprivlib's PCA, the peer users already run, against the project's central methods on the
 common task (docs/common_task.md, "The peer: diffprivlib").
 
-diffprivlib 0.6.6 does not import beside the project's scikit-learn (≥ 1.7), so this script builds it an
-environment of its own (``--peer-venv``, default ``.venv-peers``; ``pip install`` of
-``ddppm.common.peers.PEER_REQUIREMENTS``, once) and runs the library there, through its own API
-(``diffprivlib.models.PCA(n_components=k, epsilon=ε, data_norm=1, centered=True)``). The rows, the target
-(top-k eigenvectors of ``XᵀX``) and the metric (``‖V̂V̂ᵀ − VVᵀ‖_F/√(2k)``) are the project's. The project's
-methods with a ``central`` trust model run at the same ε with δ = ``--delta``; diffprivlib's ε is pure (δ = 0),
-so at equal ε it promises more.
+diffprivlib 0.6.6 does not import beside the project's scikit-learn (1.9), so it runs in the peers' environment
+(``--peer-venv``, default ``.venv-peers``, built from ``requirements/peers.lock`` by ``requirements/install.sh``),
+through its own API (``diffprivlib.models.PCA(n_components=k, epsilon=ε, data_norm=1, centered=True)``). The rows,
+the target (top-k eigenvectors of ``XᵀX``) and the metric (``‖V̂V̂ᵀ − VVᵀ‖_F/√(2k)``) are the project's. The
+project's methods with a ``central`` trust model run at the same ε with δ = ``--delta``; diffprivlib's ε is pure (δ
+= 0), so at equal ε it promises more.
 
 It prints, per (data set, k, ε), the mean error with its 95 % interval of diffprivlib and of each central
 method, the ratio to the best of them, and the seconds per run; ``--csv`` writes the table.
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ddppm.common.base import common_task_methods
-from ddppm.common.peers import PEER_REQUIREMENTS, peer_estimates
+from ddppm.common.peers import peer_estimates
 from ddppm.common.run import run_methods, summarise
 from ddppm.common.task import CommonTask, subspace_error
 from ddppm.config import validate_config
@@ -39,13 +38,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def peer_python(venv: Path) -> Path:
-    """The peer environment's interpreter, created on first use (needs the package registry once)."""
+    """The peers' interpreter (``requirements/install.sh`` builds ``.venv-peers`` from its hashed lock)."""
     python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     if subprocess.run([str(python), "-c", "import diffprivlib"], capture_output=True).returncode != 0:
-        print(f"installing {' '.join(PEER_REQUIREMENTS)} into {venv} ...", flush=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PEER_REQUIREMENTS], check=True)
+        sys.exit(f"no diffprivlib at {python}: run requirements/install.sh (./run.sh and ./run_tests.sh do)")
     return python
 
 

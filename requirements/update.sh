@@ -11,4 +11,6 @@ python3 -m venv "$tool"
 "$tool/bin/pip" install --quiet uv
 "$tool/bin/uv" pip compile pyproject.toml requirements/build.in --extra test --extra slurm \
   --generate-hashes --universal --python-version 3.11 --no-header -o requirements/ddppm.lock
-echo "requirements/ddppm.lock updated: git diff --stat requirements/"
+"$tool/bin/uv" pip compile requirements/peers.in --generate-hashes --universal --python-version 3.11 --no-header \
+  -o requirements/peers.lock
+echo "requirements/ddppm.lock and requirements/peers.lock updated: git diff --stat requirements/"

@@ -1,10 +1,10 @@
 """Peers users already run, through their own libraries, on the common task (benchmarks/bench_diffprivlib.py).
 
-IBM's ``diffprivlib`` (``diffprivlib.models.PCA``, central trust, pure ε-DP for rows of norm at most
-``data_norm``) does not import beside the project's scikit-learn (0.6.6 imports ``sklearn.tree._tree.DOUBLE``,
-which scikit-learn 1.7 removed). So it runs in an environment of its own (:data:`PEER_REQUIREMENTS`) as a
-subprocess: :func:`peer_estimates` sends it the rows and gets its components back; everything else (the task,
-the metric, the comparison) stays in this package, so the library is compared like with like:
+IBM's ``diffprivlib`` (``diffprivlib.models.PCA``, central trust, pure ε-DP for rows of norm at most ``data_norm``)
+does not import beside the project's scikit-learn 1.9 (0.6.6 needs at most 1.8). So it and OpenDP run in an
+environment of their own (:data:`PEER_REQUIREMENTS`, ``.venv-peers``) as a subprocess: :func:`peer_estimates` sends
+it the rows and gets its components back; everything else (the task, the metric, the comparison) stays in this
+package, so the library is compared like with like:
 
 * the rows are the pipeline's (normalised into the unit ball), and ``data_norm = 1``, the same bound the
   project's sensitivities use;
@@ -24,8 +24,13 @@ import numpy as np
 
 from ddppm.core.errors import DDPPMError
 
-PEER_REQUIREMENTS = ("diffprivlib==0.6.6", "scikit-learn>=1.5,<1.7")
-"""What diffprivlib's own environment needs (the last scikit-learn it imports with)."""
+PEER_REQUIREMENTS = ("diffprivlib==0.6.6", "opendp[scikit-learn]==0.16.0", "scikit-learn<=1.8.0")
+"""What the peers' own environment holds (``requirements/peers.in``; installed from its hashed lock,
+``requirements/peers.lock``, into ``.venv-peers`` by ``requirements/install.sh``): diffprivlib 0.6.6 imports with
+scikit-learn up to 1.8.0, not beside the project's 1.9."""
+
+PEER_PYTHON = Path(__file__).resolve().parents[3] / ".venv-peers" / "bin" / "python"
+"""The peers' interpreter in a checkout (``requirements/install.sh`` builds it)."""
 
 _PEER_SCRIPT = """
 import json, sys
@@ -43,6 +48,48 @@ for k in request["ranks"]:
         out[f"{k}|{eps!r}"] = np.stack(V)
 np.savez(request["out"], **out)
 """
+
+
+_SAMPLER_SCRIPT = """
+import json, sys
+import numpy as np
+request = json.loads(sys.argv[1])
+C, draws, eps = np.array(request["C"], float), int(request["draws"]), float(request["epsilon"])
+from diffprivlib.mechanisms import Bingham
+mechanism = Bingham(epsilon=eps, sensitivity=1.0, random_state=request["seed"])
+out = {"diffprivlib": np.array([mechanism.randomise(C) for _ in range(draws)])}
+import opendp.prelude as dp
+dp.enable_features("contrib", "idealized-numerics", "honest-but-curious")
+from opendp.extras.numpy import _sscp_domain
+from opendp.extras.sklearn._make_eigenvector import make_private_eigenvector
+domain = _sscp_domain(norm=1.0, p=2, num_features=C.shape[0])
+measurement = make_private_eigenvector(domain, dp.symmetric_distance(), eps)
+out["opendp"] = np.array([measurement(C) for _ in range(draws)])
+out["opendp_map2"] = np.array(measurement.map(2))
+np.savez(request["out"], **out)
+"""
+
+
+def library_eigenvector_draws(
+    python: str | Path, C: np.ndarray, epsilon: float, draws: int, seed: int = 0
+) -> dict[str, np.ndarray]:
+    """``draws`` top-eigenvector releases of the covariance ``C`` (rows of norm ≤ 1) from each library's own
+    sampler, as installed: diffprivlib's ``mechanisms.Bingham(epsilon, sensitivity=1)`` and OpenDP's
+    ``make_private_eigenvector`` (``unit_epsilon = epsilon``; OpenDP's features ``contrib``, ``idealized-numerics``
+    and ``honest-but-curious`` enabled). Both target the Bingham law ``∝ exp(−uᵀAu)`` with
+    ``A = ε/4 (λ_max I − C)`` (:mod:`ddppm.methods.amin`). Returns ``{"diffprivlib": (draws, d),
+    "opendp": (draws, d), "opendp_map2": OpenDP's ε for a replaced row (symmetric distance 2)}``.
+    OpenDP draws from the operating system's generator (no seed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp, "draws.npz")
+        request = {"C": np.asarray(C, float).tolist(), "draws": int(draws), "epsilon": float(epsilon),
+                   "seed": int(seed), "out": str(out)}  # fmt: skip
+        command = [str(python), "-c", _SAMPLER_SCRIPT, json.dumps(request)]
+        proc = subprocess.run(command, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise DDPPMError(f"the peers' environment ({python}) failed:\n{proc.stderr[-2000:]}")
+        with np.load(out) as got:
+            return {key: got[key] for key in got.files}
 
 
 def peer_estimates(
