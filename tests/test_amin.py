@@ -163,3 +163,24 @@ def test_iterative_sampling_is_orthonormal_and_concentrates():
     V = iterative_eigenvector_sampling(C, 2, np.array([5.0, 5.0]), np.random.default_rng(2))
     assert np.allclose(V.T @ V, np.eye(2), atol=1e-10)
     assert np.linalg.norm(V @ V.T - np.diag([1.0, 1.0, 0, 0])) < 0.3
+
+
+def test_privacy_loss_on_the_circle_bingham_within_half_epsilon_mis_specified_larger():
+    """Exact (quadrature) loss over random neighbouring 2-d pairs: the Bingham law at A = ε/4(λ_max I − C) stays
+    within ε/2 (the exponential-mechanism bound); the libraries' law spends more (a lower bound, never a proof)."""
+    from ddppm.methods.amin import worst_circle_loss
+
+    for eps in (1.0, 4.0):
+        bingham = worst_circle_loss(eps, "bingham", 300, np.random.default_rng(1))
+        mis = worst_circle_loss(eps, "mis_specified", 300, np.random.default_rng(1))
+        assert 0.2 * eps < bingham <= eps / 2 + 1e-6
+        assert mis > 1.3 * bingham
+
+
+def test_circle_densities_integrate_to_one():
+    from ddppm.methods.amin import circle_log_densities
+
+    C = np.array([[0.6, 0.2], [0.2, 0.3]])
+    for law in ("bingham", "mis_specified"):
+        density = np.exp(circle_log_densities(C, 3.0, law, 2000))
+        assert np.mean(density) * 2 * np.pi == pytest.approx(1.0, rel=1e-9)

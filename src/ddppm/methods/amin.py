@@ -161,3 +161,39 @@ class AminCovariance(RegisteredMethod, CommonTaskMethod):
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         rows = max(len(p) for p in task.parts)  # every agent hands its rows to the curator once
         return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
+
+
+def circle_log_densities(C: np.ndarray, eps: float, law: str, points: int = 4000) -> np.ndarray:
+    """The normalised log-density, on ``points`` equally spaced angles of the circle, of one eigenvector release of
+    the 2 × 2 covariance C at ε with the libraries' A = ε/4 (λ_max I − C): ``law`` ``"bingham"`` (the mechanism's
+    law) or ``"mis_specified"`` (what diffprivlib 0.6.6 and OpenDP 0.16.0 draw). The normalising constant is the
+    trapezoid rule on the periodic grid (exponentially accurate for these smooth densities)."""
+    theta = np.linspace(0.0, 2 * np.pi, points, endpoint=False)
+    u = np.column_stack([np.cos(theta), np.sin(theta)])
+    A = eps / 4 * (np.linalg.eigvalsh(C).max() * np.eye(2) - C)
+    if law == "bingham":
+        log_f = -np.einsum("ij,jk,ik->i", u, A, u)
+    elif law == "mis_specified":
+        log_f = mis_specified_log_density(A, u)
+    else:
+        raise ValueError(f"law must be 'bingham' or 'mis_specified', got {law!r}")
+    top = log_f.max()
+    return log_f - (top + np.log(np.mean(np.exp(log_f - top)) * 2 * np.pi))
+
+
+def worst_circle_loss(eps: float, law: str, trials: int, rng: np.random.Generator, rows: int = 4) -> float:
+    """The largest privacy loss max_u |log p_C(u) − log p_C'(u)| found over ``trials`` random neighbouring pairs
+    of 2-d data sets (up to ``rows`` rows in the unit disc; one row replaced by another in the disc, half the time
+    on the unit circle): a **lower bound** on the ε the law satisfies, exact per pair up to quadrature."""
+    worst = 0.0
+    for _ in range(trials):
+        n = int(rng.integers(1, rows + 1))
+        X = rng.standard_normal((n, 2))
+        X *= (rng.uniform(0, 1, (n, 1)) ** 0.5) / np.linalg.norm(X, axis=1, keepdims=True)
+        y = rng.standard_normal(2)
+        y *= (1.0 if rng.random() < 0.5 else rng.uniform(0, 1)) / np.linalg.norm(y)
+        X[0] = X[0] / np.linalg.norm(X[0]) if rng.random() < 0.5 else X[0]
+        C, C2 = X.T @ X, X.T @ X - np.outer(X[0], X[0]) + np.outer(y, y)
+        loss = np.abs(circle_log_densities(C, eps, law) - circle_log_densities(C2, eps, law)).max()
+        worst = max(worst, float(loss))
+    return worst
