@@ -162,6 +162,7 @@ def test_landing_page_gives_the_verdict_per_threat_model(rendered_report):
         assert f"met at {met} of {len(rows)} points" in dom, model
     assert "(a) beats LDP" in dom  # the claim's own label, not a renumbered list
     assert "Findings" in dom and "Infeasible for every parameter choice" in dom
+    assert "System Message" not in dom, "a reStructuredText warning printed on the landing page"
 
 
 def test_findings_page_states_the_findings_with_numbers(rendered_report):
@@ -191,7 +192,7 @@ def test_no_table_is_download_only(rendered_report):
     pages = [p for p in items if p.endswith(".table.html")]
     for table in ("tables/summary", "common/summary", "common/which_method", "ppm/tables/errors"):
         assert f"{TINY_RESULTS}/{table}.table.html" in pages, table
-    for category in ("Fig. 2: error vs ε", "Fig. 3: error and δ vs T", "Tables", "Findings", "Workflow"):
+    for category in ("Fig. 2: error vs ε", "Fig. 3: error and δ vs T", "Tables", "Findings", "Rule graph"):
         assert category in rendered_report["dom"]
 
 

@@ -83,7 +83,7 @@ rule rule_graph:
         png=report(
             f"{RESULTS}/report/rule_graph.png",
             caption="../report/rule_graph.rst",
-            category="Workflow",
+            category="Rule graph",
             labels={"figure": "rule graph"},
         ),
         pdf=f"{RESULTS}/report/rule_graph.pdf",

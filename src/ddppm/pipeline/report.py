@@ -313,7 +313,8 @@ def short_landing(verdict: pd.DataFrame, floor_sentence: str, run_settings: str)
         floor_sentence.replace("**", ""),
         "",
         "Every finding in full, with the other papers' experiments: category *Findings*. Figures: categories "
-        "*Fig. 2*, *Fig. 3*, *frontier*, and each experiment's. Every table as a page: category *Tables*. "
+        "*Fig. 2*, *Fig. 3*, *frontier*, and each experiment's. Every table as a page, in its experiment's category "
+        "(the journal's under *Tables*); the rule graph: category *Rule graph*. "
         + run_settings,
         "",
     ]
