@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.methods import NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER, calibrated_methods
+from ddppm.methods import calibrated_methods
+from ddppm.methods.base import UNNAMED_THREAT_MODELS
 
 READINGS = {
     "one_minus_error": "accuracy = 1 − error, i.e. error ≤ 1 − a",
@@ -67,7 +68,7 @@ def claims_table(summary: pd.DataFrame, section: dict[str, Any]) -> pd.DataFrame
     rows = []
     calibrated = calibrated_methods()
     for tm in section["threat_models"]:
-        at_tm = summary[summary["threat_model"].isin([tm, NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER])]
+        at_tm = summary[summary["threat_model"].isin([tm, *UNNAMED_THREAT_MODELS])]
         for method, group in at_tm.groupby("method", sort=False):
             in_range = group[(group["eps"] >= lo) & (group["eps"] <= hi)]
             in_range = in_range[in_range["feasible"].astype(bool) | (method not in calibrated)].set_index("eps")
@@ -204,7 +205,7 @@ def claims_threshold(claims: pd.DataFrame, reading: str) -> float:
 
 
 def _errors_at(summary: pd.DataFrame, threat_model: str, eps: float) -> str:
-    shown = summary["threat_model"].isin([threat_model, NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER])
+    shown = summary["threat_model"].isin([threat_model, *UNNAMED_THREAT_MODELS])
     rows = summary[np.isclose(summary["eps"], eps) & shown]
     parts = []
     for _, r in rows.iterrows():

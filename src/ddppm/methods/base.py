@@ -46,6 +46,10 @@ PROVEN_EVERY_OBSERVER = "network_proven"
 with the ``network`` view, every message an observer can see: it then holds under every threat model of the run
 (:attr:`RegisteredMethod.delta_holds_for_every_threat_model`), and ``summary.csv`` repeats the row under each."""
 
+UNNAMED_THREAT_MODELS = (NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER)
+"""Threat-model values that tables and figures do not name after a method: no privacy claim, or a δ proven under
+every threat model."""
+
 TRUST_MODELS = ("central", "secure_aggregation", "gossip", "local", "none")
 """The values of :attr:`RegisteredMethod.trust_model`."""
 

@@ -18,7 +18,7 @@ import pandas as pd
 from ddppm.core.io import read_parquet, write_text_atomic
 from ddppm.core.provenance import PACKAGE, RECORDED_DISTRIBUTIONS
 from ddppm.data import LABELS
-from ddppm.methods.base import NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER
+from ddppm.methods.base import UNNAMED_THREAT_MODELS
 from ddppm.pipeline.config import verdict_roles
 from ddppm.pipeline.tables import one_row_per_method
 
@@ -167,7 +167,7 @@ def _short_commit(commit: str | None) -> str | None:
 
 def _suffix(threat_model: str) -> str:
     """`` [threat model]`` after a method's name, except for no privacy claim or one that holds under all."""
-    return "" if threat_model in (NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER) else f" [{threat_model}]"
+    return "" if threat_model in UNNAMED_THREAT_MODELS else f" [{threat_model}]"
 
 
 def write_table_page(csv_path: str | Path, html_path: str | Path) -> None:

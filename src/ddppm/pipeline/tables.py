@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ddppm.methods.base import NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER
+from ddppm.methods.base import PROVEN_EVERY_OBSERVER, UNNAMED_THREAT_MODELS
 
 SUMMARY_COLUMNS = [
     "dataset",
@@ -63,7 +63,7 @@ def summary_table(errors: pd.DataFrame, threat_models: Sequence[str] | None = No
     reference = table["role"] == "reference"
     table.loc[reference, ["delta", "feasible"]] = [np.nan, None]
     if threat_models is None:
-        threat_models = sorted(set(table["threat_model"]) - {NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER})
+        threat_models = sorted(set(table["threat_model"]) - set(UNNAMED_THREAT_MODELS))
     repeat = table["method"].map(holds_for_every_threat_model) & ~reference
     if len(threat_models) and repeat.any():
         repeated = [table.loc[repeat].assign(threat_model=tm) for tm in threat_models]

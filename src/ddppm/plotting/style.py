@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, LogFormatter, NullFormatter, NullLocator
 
 from ddppm.core.io import atomic_write
-from ddppm.methods.base import NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER
+from ddppm.methods.base import UNNAMED_THREAT_MODELS
 
 INFEASIBLE_COLOR = "#7a0177"
 """Colour of every infeasible mark (no method uses it): over-budget points and 'no parameters met δ'."""
@@ -155,10 +155,6 @@ def _shade(color: str, factor: float) -> str:
     rgb = np.array(mpl.colors.to_rgb(color))
     out = rgb * factor if factor <= 1 else 1 - (1 - rgb) / factor
     return mpl.colors.to_hex(np.clip(out, 0, 1))
-
-
-UNNAMED_THREAT_MODELS = (NO_THREAT_MODEL, PROVEN_EVERY_OBSERVER)
-"""Threat-model values a curve's label does not name: no privacy claim, or a δ proven under every threat model."""
 
 
 def series_style(method: str, threat_model: str, variant: int, index: int) -> dict[str, Any]:
