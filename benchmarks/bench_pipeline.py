@@ -15,7 +15,6 @@ import argparse
 import datetime
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,22 +23,12 @@ from pathlib import Path
 
 import yaml
 
+from ddppm.testing import copy_checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 TIMINGS = ROOT / "benchmarks" / "timings.yaml"
 CONFIGS = {"tiny": ["--configfile", "tests/config/tiny.yaml"], "default": []}
 RESULTS = {"tiny": "results-tiny", "default": "results"}
-
-
-def copy_repository(dest: Path) -> Path:
-    """The tracked and untracked (not ignored) files of this checkout, as a fresh working copy."""
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.split()
-    for rel in files:
-        if (ROOT / rel).is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, dest / rel)
-    return dest
 
 
 def run(config: str, workdir: Path, cores: int) -> dict[str, object]:
@@ -74,7 +63,7 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        workdir = args.workdir.resolve() if args.workdir else copy_repository(Path(scratch))
+        workdir = args.workdir.resolve() if args.workdir else copy_checkout(ROOT, Path(scratch))
         record = run(args.config, workdir, args.cores)
     timings = yaml.safe_load(TIMINGS.read_text()) if TIMINGS.exists() else {}
     timings[args.config] = record

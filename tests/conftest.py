@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ddppm.testing import copy_checkout
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TINY = "tests/config/tiny.yaml"
@@ -20,15 +21,7 @@ TINY_RESULTS = yaml.safe_load((REPO / TINY).read_text())["results_dir"]
 
 
 def copy_repo(dest: Path) -> Path:
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, check=True, capture_output=True, text=True
-    ).stdout.split()
-    for rel in files:
-        src = REPO / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    return dest
+    return copy_checkout(REPO, dest)
 
 
 def work_env(cwd: Path) -> dict[str, str]:

@@ -1,6 +1,8 @@
-"""The bridge to a peer library's own environment (ddppm.common.peers), checked with a stand-in ``diffprivlib``
-whose PCA is exact (no noise): the components come back per (k, ε), in the right shape, spanning the true top-k
-directions, and each run gets its own random state. A failing peer is an error that shows its stderr."""
+"""The bridge to the peers' own environment (ddppm.common.peers, ddppm.common.peer_library), checked with a
+stand-in ``diffprivlib`` whose PCA is exact or slow, so no real library is needed: the components come back per
+point, each run gets its own random state, a point's time budget stops a slow fit and counts it, the runs are in
+the common task's format and the summary counts the unfinished fits. A failing peer is an error with its stderr.
+The real libraries are checked in tests/test_peers_sampler.py."""
 
 from __future__ import annotations
 
@@ -11,23 +13,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ddppm.common.peers import peer_estimates
+from ddppm.common.peer_library import FINISHED, NOT_STARTED, TIMED_OUT
+from ddppm.common.peers import check_peer_environment, library_seeds, peer_fits, peer_runs
+from ddppm.common.run import summarise
 from ddppm.common.task import CommonTask, subspace_error
-from ddppm.core.errors import DDPPMError
+from ddppm.core.errors import ConfigError, DDPPMError
+from ddppm.methods import get_method
 
 STAND_IN = r'''
-import os
+import os, time
 import numpy as np
 
 class PCA:
-    """Exact top-k of XᵀX; records its arguments, as diffprivlib's PCA takes them."""
+    """Exact top-k of XᵀX; records its arguments, as diffprivlib's PCA takes them; sleeps when ε ≥ 100."""
     def __init__(self, n_components, *, epsilon, data_norm, centered, random_state):
         assert data_norm == 1.0 and centered is True and epsilon > 0
-        self.k = n_components
+        self.k, self.slow = n_components, epsilon >= 100
         with open(os.environ["STAND_IN_LOG"], "a") as log:
             log.write(f"{n_components} {epsilon} {random_state}\n")
 
     def fit(self, X):
+        if self.slow:
+            time.sleep(30)
         _, vectors = np.linalg.eigh(X.T @ X)
         self.components_ = vectors[:, ::-1][:, : self.k].T
         return self
@@ -45,22 +52,79 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return sys.executable
 
 
-def test_exact_stand_in_gives_zero_error_for_every_k_and_eps(stand_in: str, tmp_path: Path) -> None:
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((40, 5)) * np.array([3.0, 2.0, 1.0, 0.5, 0.2])
-    X /= np.linalg.norm(X, axis=1).max()
-    got = peer_estimates(stand_in, X, [1, 2], [0.5, 5.0], runs=3, seed=10)
-    assert set(got) == {(1, 0.5), (1, 5.0), (2, 0.5), (2, 5.0)}
-    for (k, _), V in got.items():
-        assert V.shape == (3, 5, k)
-        task = CommonTask(X, (np.arange(40),), k)
-        np.testing.assert_allclose(subspace_error(V, task.V), 0.0, atol=1e-6)  # √(round-off)
+def _rows(n: int = 40, d: int = 5) -> np.ndarray:
+    X = np.random.default_rng(0).standard_normal((n, d)) * np.array([3.0, 2.0, 1.0, 0.5, 0.2])
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+def test_exact_stand_in_gives_zero_error_and_one_fit_per_seed(stand_in: str, tmp_path: Path) -> None:
+    X = _rows()
+    points = [
+        {"library": "diffprivlib", "k": k, "eps": eps, "seeds": [10, 11, 12]} for k in (1, 2) for eps in (0.5, 5.0)
+    ]
+    got = peer_fits(stand_in, X, points, point_seconds=60)
+    for point, fitted in zip(points, got, strict=True):
+        assert fitted.V.shape == (3, 5, point["k"]) and (fitted.status == FINISHED).all()
+        task = CommonTask(X, (np.arange(40),), point["k"])
+        np.testing.assert_allclose(subspace_error(fitted.V, task.V), 0.0, atol=1e-6)  # √(round-off)
+        assert fitted.claimed_eps == point["eps"]  # diffprivlib's ε is the replace-one ε it is given
     calls = (tmp_path / "calls.txt").read_text().split("\n")[:-1]
-    expected = [f"{k} {eps} {10 + run}" for k in (1, 2) for eps in (0.5, 5.0) for run in range(3)]
-    assert calls == expected  # every (k, ε, run) reached the library once, with random_state = seed + run
+    assert calls[0] == "1 0.01 0"  # the warm-up fit (imports are not a fit's time), then one call per seed
+    assert calls[1:] == [f"{p['k']} {p['eps']} {s}" for p in points for s in p["seeds"]]
+
+
+def test_time_budget_stops_a_slow_fit_and_starts_no_more(stand_in: str) -> None:
+    points = [{"library": "diffprivlib", "k": 1, "eps": 100.0, "seeds": [1, 2, 3]},
+              {"library": "diffprivlib", "k": 1, "eps": 1.0, "seeds": [4, 5]}]  # fmt: skip
+    slow, fast = peer_fits(stand_in, _rows(), points, point_seconds=0.5)
+    assert list(slow.status) == [TIMED_OUT, NOT_STARTED, NOT_STARTED]
+    assert np.isnan(slow.V).all() and np.isnan(slow.seconds).all()
+    assert (fast.status == FINISHED).all(), "the next point gets a budget of its own"
+
+
+def test_peer_runs_are_the_common_task_format_and_summary_counts_unfinished(stand_in: str) -> None:
+    X = _rows()
+    tasks = [CommonTask(X, (np.arange(20), np.arange(20, 40)), 1)]
+    methods = {"diffprivlib": get_method("diffprivlib")}
+    runs = peer_runs(tasks, methods, [1.0, 100.0], 1e-5, 3, 7, 0.5, {"adjacency": "replace_one"}, "toy", stand_in)
+    assert list(runs["method"].unique()) == ["diffprivlib"] and set(runs["privacy_column"]) == {"claimed"}
+    fast, slow = runs[runs["eps"] == 1.0], runs[runs["eps"] == 100.0]
+    assert fast["finished"].all() and np.allclose(fast["error"], 0.0, atol=1e-6)
+    assert not slow["finished"].any() and slow["error"].isna().all()
+    # the paired correct-law draws exist for every run, finished or not, and are those of Amin et al.'s sampler
+    assert runs["correct_law_error"].between(0, 1).all()
+    summary = summarise(runs).set_index("eps")
+    assert summary.loc[1.0, "n_runs"] == 3 and summary.loc[1.0, "n_unfinished"] == 0
+    assert summary.loc[100.0, "n_runs"] == 0 and summary.loc[100.0, "n_unfinished"] == 3
+    assert np.isnan(summary.loc[100.0, "error_mean"]) and np.isnan(summary.loc[1.0, "delta"])
+    # the library's seeds are the runs' labelled seeds: a run can be replayed alone
+    assert library_seeds(7, ("toy", 1, "diffprivlib", 1.0), 3) == library_seeds(7, ("toy", 1, "diffprivlib", 1.0), 3)
+
+
+def test_library_eps_splits_and_the_correct_law_at_the_same_split() -> None:
+    diffprivlib, opendp = get_method("diffprivlib"), get_method("opendp")
+    # diffprivlib: ε/(k+1) to the eigenvalues and to each vector; OpenDP: ε/2 to the eigenvalues, ε/(2k) each.
+    assert diffprivlib.eps_split(6.0, 2) == {"eps_eigenvalues": 2.0, "eps_per_direction": 2.0}
+    assert opendp.eps_split(6.0, 3) == {"eps_eigenvalues": 3.0, "eps_per_direction": 1.0}
+    assert diffprivlib.correct_law_eps(6.0, 2) == 4.0 and opendp.correct_law_eps(6.0, 3) == 3.0
+    # the correct law at the library's split is amin at correct_law_eps: the same β, the same draws
+    X = _rows(200)
+    task = CommonTask(X, (np.arange(200),), 2)
+    rngs = lambda: [np.random.default_rng(s) for s in range(4)]  # noqa: E731
+    amin = get_method("amin")
+    calibrated = amin.common_calibrate(task, diffprivlib.correct_law_eps(6.0, 2), 1e-5, {"adjacency": "replace_one"})
+    np.testing.assert_allclose(
+        diffprivlib.correct_law(task, 6.0, rngs()), amin.common_estimate(task, calibrated, rngs(), {})
+    )
 
 
 def test_a_failing_peer_is_an_error_with_its_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # no diffprivlib there
+    point = {"library": "diffprivlib", "k": 1, "eps": 1.0, "seeds": [0]}
     with pytest.raises(DDPPMError, match="diffprivlib"):
-        peer_estimates(sys.executable, np.eye(3), [1], [1.0], runs=1)
+        peer_fits(sys.executable, np.eye(3), [point])
+
+
+def test_a_missing_peer_environment_names_the_command_and_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"requirements/install.sh.*common.peers.libraries: \[\]"):
+        check_peer_environment(tmp_path / "no" / "python")

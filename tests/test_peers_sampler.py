@@ -53,3 +53,40 @@ def test_opendp_epsilon_is_per_unit_of_symmetric_distance(draws):
     ``unit_epsilon = ε`` spends ε per replaced row, the ε of the law above. (OpenDP's ``PCA(epsilon=ε)`` instead
     spends 2ε per replaced row: docs/peers.md.)"""
     assert float(draws["opendp_map2"]) == pytest.approx(EPSILON)
+
+
+def test_opendp_pca_class_spends_twice_its_epsilon_per_replaced_row() -> None:
+    """OpenDP's scikit-learn-style ``PCA(epsilon=ε)`` is per unit of symmetric distance: one replaced row (distance
+    2) costs 2ε, so the replace-one ε needs ``PCA(epsilon=ε/2)``; ``make_private_pca``'s ``unit_epsilon`` (what the
+    pipeline calls, origin known) is per changed record: ``map(2)`` is ε."""
+    import subprocess
+
+    script = (
+        "import numpy as np, opendp.prelude as dp\n"
+        "dp.enable_features('contrib', 'idealized-numerics', 'honest-but-curious')\n"
+        "from opendp.extras.sklearn.decomposition import PCA\n"
+        "print(PCA(epsilon=5.0, row_norm=1.0, n_samples=100, n_features=4, n_components=1).measurement().map(2))\n"
+        "print(PCA(epsilon=2.5, row_norm=1.0, n_samples=100, n_features=4, n_components=1).measurement().map(2))\n"
+    )
+    out = subprocess.run([str(PEER_PYTHON), "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert [float(v) for v in out] == pytest.approx([10.0, 5.0])
+
+
+def test_both_libraries_fit_through_their_apis_with_their_replace_one_eps() -> None:
+    from ddppm.common.peers import peer_fits
+    from ddppm.common.task import CommonTask, subspace_error
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 4)) * np.array([3.0, 1.0, 0.5, 0.2])
+    X /= np.linalg.norm(X, axis=1).max()
+    points = [
+        {"library": lib, "k": k, "eps": 0.5, "seeds": [1, 2, 3]} for lib in ("diffprivlib", "opendp") for k in (1, 2)
+    ]
+    for point, fitted in zip(points, peer_fits(PEER_PYTHON, X, points, point_seconds=60), strict=True):
+        k = point["k"]
+        assert fitted.finished.all() and fitted.V.shape == (3, 4, k)
+        np.testing.assert_allclose(np.einsum("rdk,rdl->rkl", fitted.V, fitted.V), np.broadcast_to(np.eye(k), (3, k, k)),
+                                   atol=1e-8)  # fmt: skip
+        assert fitted.claimed_eps == pytest.approx(0.5)  # OpenDP's own map(2) of the measurement it fitted
+        errors = subspace_error(fitted.V, CommonTask(X, (np.arange(300),), k).V)
+        assert ((0 <= errors) & (errors <= 1)).all()

@@ -164,7 +164,7 @@ def test_common_figure_names_empty_methods_in_the_title_and_says_when_all_sit_at
     texts = legend_texts(fig)
     assert not any(t.startswith("DDPPM_WORKSHOP") for t in texts)
     gossip = [ax for ax in main_axes(fig) if "gossip" in ax.get_title()]
-    assert gossip and all("no feasible point" in ax.get_title() and "DDPPM_WORKSHOP" in ax.get_title() for ax in gossip)
+    assert gossip and all("no point to draw" in ax.get_title() and "DDPPM_WORKSHOP" in ax.get_title() for ax in gossip)
     drawn = [ax for ax in main_axes(fig) if "gossip" not in ax.get_title()]
     assert all(any("every method at chance level" in t.get_text() for t in ax.texts) for ax in drawn)
     assert all(ax.get_ylim()[0] > 0.5 for ax in drawn)  # zoomed in: the axis does not start at 0

@@ -3,12 +3,16 @@
 * :func:`synthetic_problem`: a small seeded low-rank-ish matrix on the paper's 4-agent ring;
 * :func:`paper_problem`: a real dataset as the workflow builds it (:func:`ddppm.pipeline.load.load_problem`),
   exactly the problem the default workflow runs;
-* :func:`corollary_params`: Corollary 1's α and σ_q with ``σ_p(t) = κ σ_q r^t``.
+* :func:`corollary_params`: Corollary 1's α and σ_q with ``σ_p(t) = κ σ_q r^t``;
+* :func:`copy_checkout`: a fresh working copy of a checkout (the workflow tests' and the run-time benchmark's).
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -43,3 +47,20 @@ def corollary_params(
     alpha = 1 / np.sqrt(problem.mu1 * problem.mu2)
     ratio = problem.mu2 / problem.mu1 if schedule == "geometric" else 1.0
     return DDPPMParams(alpha, sigma_q, NoiseSchedule(schedule, kappa * sigma_q, ratio), T)
+
+
+def copy_checkout(root: Path, dest: Path) -> Path:
+    """The tracked and untracked (not ignored) files of the checkout ``root``, copied to ``dest``: a fresh working
+    copy with no results. The peers' environment (``.venv-peers``, built by ``requirements/install.sh``, ignored
+    by git) is linked, not copied, so the copy's peer rules find it where a checkout has it."""
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.split()
+    for rel in files:
+        if (root / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, dest / rel)
+    peers = root / ".venv-peers"
+    if peers.exists():
+        (dest / ".venv-peers").symlink_to(peers.resolve(), target_is_directory=True)
+    return dest

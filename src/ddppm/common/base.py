@@ -9,7 +9,8 @@ Each method says
 * its ``trust_model`` (:data:`ddppm.methods.base.TRUST_MODELS`): who sees what, so whose view δ is computed for;
 * its ``privacy_column``: ``certified`` (an upper bound on δ for every neighbour, by sensitivity plus exact
   composition, :mod:`ddppm.common.certified`), ``searched`` (the δ of the worst neighbour a search found: a lower
-  bound) or ``none`` (a reference with no privacy claim);
+  bound), ``claimed`` (a library's own claim that no proof covers for what it releases: the peers as installed,
+  :mod:`ddppm.methods.peers`) or ``none`` (a reference with no privacy claim);
 * :meth:`CommonTaskMethod.common_calibrate`: its parameters at one (ε, δ limit), with the δ they achieve;
 * :meth:`CommonTaskMethod.common_estimate`: one estimate ``V̂`` (d × k, orthonormal) per random generator;
 * :meth:`CommonTaskMethod.common_costs`: floats each agent sends, communication rounds, per-agent memory.
@@ -30,7 +31,7 @@ from ddppm.common.task import CommonTask
 COMMON_TASK = "principal_subspace"
 """The task of the methods written for the common task only (the conventional and CAPE baselines)."""
 
-PRIVACY_COLUMNS = ("certified", "searched", "none")
+PRIVACY_COLUMNS = ("certified", "searched", "claimed", "none")
 
 
 @dataclass(frozen=True)

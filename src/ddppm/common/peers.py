@@ -1,28 +1,39 @@
-"""Peers users already run, through their own libraries, on the common task (benchmarks/bench_diffprivlib.py).
+"""The bridge to the peers users already run, IBM's diffprivlib and OpenDP, through their own APIs as installed.
 
-IBM's ``diffprivlib`` (``diffprivlib.models.PCA``, central trust, pure ε-DP for rows of norm at most ``data_norm``)
-does not import beside the project's scikit-learn 1.9 (0.6.6 needs at most 1.8). So it and OpenDP run in an
-environment of their own (:data:`PEER_REQUIREMENTS`, ``.venv-peers``) as a subprocess: :func:`peer_estimates` sends
-it the rows and gets its components back; everything else (the task, the metric, the comparison) stays in this
-package, so the library is compared like with like:
+diffprivlib 0.6.6 does not import beside the project's scikit-learn 1.9 (it needs at most 1.8), so both libraries
+live in an environment of their own (:data:`PEER_REQUIREMENTS`, ``.venv-peers``, built by
+``requirements/install.sh``). This module starts its interpreter (:data:`PEER_PYTHON`) on
+:mod:`ddppm.common.peer_library`, sends it the rows, and reads back the components; the task, the metric and the
+tables stay here, so a library is compared like with like (rows in the unit ball, ``data_norm = 1`` / ``norm = 1``,
+the same bound the project's sensitivities use; the target is the top-k eigenvectors of ``XᵀX``).
 
-* the rows are the pipeline's (normalised into the unit ball), and ``data_norm = 1``, the same bound the
-  project's sensitivities use;
-* ``centered=True``: the target is the top-k eigenvectors of ``XᵀX``, as for every common-task method (its other
-  mode would spend half of ε on a private mean);
-* its ε is pure (δ = 0), under its own notion of a neighbour (one row changed, norm ≤ ``data_norm``).
+:func:`peer_runs` gives the common task's runs format (:func:`ddppm.common.run.run_rows`) for every (library,
+k, ε), with a wall-clock budget per point: a fit that has not finished when it runs out counts as unfinished
+(``finished`` False, ``error`` NaN), and the summary reports how many finished. :func:`library_eigenvector_draws`
+calls each library's eigenvector sampler alone (the defect's test; docs/peers.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import os
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ddppm.core.errors import DDPPMError
+from ddppm.common import peer_library
+from ddppm.common.peer_library import FINISHED
+from ddppm.common.task import CommonTask, subspace_error
+from ddppm.core.errors import ConfigError, DDPPMError
+from ddppm.core.seeds import run_generators, run_seed
 
 PEER_REQUIREMENTS = ("diffprivlib==0.6.6", "opendp[scikit-learn]==0.16.0", "scikit-learn<=1.8.0")
 """What the peers' own environment holds (``requirements/peers.in``; installed from its hashed lock,
@@ -32,22 +43,149 @@ scikit-learn up to 1.8.0, not beside the project's 1.9."""
 PEER_PYTHON = Path(__file__).resolve().parents[3] / ".venv-peers" / "bin" / "python"
 """The peers' interpreter in a checkout (``requirements/install.sh`` builds it)."""
 
-_PEER_SCRIPT = """
-import json, sys
-import numpy as np
-from diffprivlib.models import PCA
-request = json.loads(open(sys.argv[1]).read())
-X = np.load(request["rows"])
-out = {}
-for k in request["ranks"]:
-    for eps in request["epsilons"]:
-        V = []
-        for run in range(request["runs"]):
-            pca = PCA(n_components=k, epsilon=eps, data_norm=1.0, centered=True, random_state=request["seed"] + run)
-            V.append(pca.fit(X.copy()).components_.T)
-        out[f"{k}|{eps!r}"] = np.stack(V)
-np.savez(request["out"], **out)
-"""
+BUILD_COMMAND = "requirements/install.sh"
+
+_LOCK = Path(__file__).resolve().parents[3] / "requirements" / "peers.lock"
+PEERS_LOCK = hashlib.sha256(_LOCK.read_bytes()).hexdigest()[:16] if _LOCK.exists() else "no-lock"
+"""A digest of the peers' lock file (``requirements/peers.lock``): a peers' job records it and reruns when it
+changes (another library version)."""
+
+
+def peer_minutes(config: dict[str, Any], full: bool) -> int:
+    """A cluster job's runtime (minutes) for one data set's peers: every point's time budget, plus a minute."""
+    section = config["common"]
+    peers = section["peers"]
+    grid = section if full else peers
+    points = len(peers["libraries"]) * len(grid["ranks"]) * len(grid["epsilons"])
+    seconds = peers["full_point_seconds" if full else "point_seconds"]
+    return int(math.ceil(points * seconds / 60)) + 1
+
+
+def check_peer_environment(python: str | Path = PEER_PYTHON, key: str = "common.peers.libraries") -> None:
+    """Raise :class:`ConfigError` (before any job runs) when the peers' interpreter is missing, naming the command
+    that builds it and the config key that leaves the peers out."""
+    if not os.access(python, os.X_OK):
+        raise ConfigError(
+            f"{key}: the peers (diffprivlib, OpenDP) run in their own environment and {python} does not exist; "
+            f"build it with `{BUILD_COMMAND}` (./run.sh and ./run_tests.sh do), or set {key}: [] to leave them out"
+        )
+
+
+def _call(python: str | Path, argv: list[str], what: str) -> None:
+    proc = subprocess.run([str(python), *argv], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise DDPPMError(f"{what}: the peers' environment ({python}) failed:\n{proc.stderr[-3000:]}")
+
+
+@dataclass(frozen=True)
+class PeerPoint:
+    """One (library, k, ε) point's fits: ``V`` (runs, d, k; NaN where unfinished), ``seconds`` per fit (NaN
+    where unfinished), ``status`` per run (:data:`ddppm.common.peer_library.FINISHED`, ``TIMED_OUT``,
+    ``NOT_STARTED``) and the library's own replace-one ε (``claimed_eps``)."""
+
+    V: np.ndarray
+    seconds: np.ndarray
+    status: np.ndarray
+    claimed_eps: float
+
+    @property
+    def finished(self) -> np.ndarray:
+        return self.status == FINISHED
+
+
+def peer_fits(
+    python: str | Path, X: np.ndarray, points: Sequence[Mapping[str, Any]], point_seconds: float = math.inf
+) -> list[PeerPoint]:
+    """Fit each library at each point ``{"library", "k", "eps", "seeds"}`` (one fit per seed) in the peers'
+    environment, with ``point_seconds`` of wall clock per point (:func:`ddppm.common.peer_library.run_points`).
+
+    Raises
+    ------
+    DDPPMError
+        The peers' environment failed (its stderr is in the message).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        rows, out, request = Path(tmp, "rows.npy"), Path(tmp, "out.npz"), Path(tmp, "request.json")
+        np.save(rows, np.asarray(X, float))
+        clean = [{"library": p["library"], "k": int(p["k"]), "eps": float(p["eps"]),
+                  "seeds": [int(s) for s in p["seeds"]]} for p in points]  # fmt: skip
+        budget = point_seconds if math.isfinite(point_seconds) else 1e9
+        request.write_text(json.dumps({"rows": str(rows), "out": str(out), "points": clean, "point_seconds": budget}))
+        _call(python, [peer_library.__file__, str(request)], "peer_fits")
+        with np.load(out) as got:
+            return [
+                PeerPoint(got[f"V_{i}"], got[f"seconds_{i}"], got[f"status_{i}"], float(got[f"claimed_eps_{i}"]))
+                for i in range(len(clean))
+            ]
+
+
+def library_seeds(seed: int, labels: tuple[object, ...], runs: int) -> list[int]:
+    """One ``random_state`` per run for a library that takes one (diffprivlib's NumPy ``RandomState``: 32 bits),
+    derived from the run's labels as every common-task run's generator is (:mod:`ddppm.core.seeds`)."""
+    return [run_seed(seed, labels, run) % 2**32 for run in range(runs)]
+
+
+def peer_runs(
+    tasks: Sequence[CommonTask],
+    methods: Mapping[str, Any],
+    eps_grid: Sequence[float],
+    delta_limit: float,
+    runs: int,
+    seed: int,
+    point_seconds: float,
+    options: dict[str, Any],
+    dataset: str = "",
+    python: str | Path = PEER_PYTHON,
+) -> pd.DataFrame:
+    """Every run of every peer library (``methods``: registered :class:`ddppm.methods.peers.PeerLibrary`
+    instances by name) at every (k, ε) of ``tasks`` × ``eps_grid``, in the common task's runs format, standard
+    setting, with the columns ``finished`` and ``correct_law_error`` (the error of a draw from the Bingham law
+    with the library's own ε split: :meth:`~ddppm.methods.peers.PeerLibrary.correct_law`, every run, finished
+    or not). One peers' process serves them all."""
+    from ddppm.common.run import run_rows
+
+    plan, points = [], []
+    for task in tasks:
+        for name, method in methods.items():
+            for eps in eps_grid:
+                calibrated = method.common_calibrate(task, float(eps), float(delta_limit), options)
+                seeds = library_seeds(seed, (dataset, task.k, name, float(eps)), runs)
+                plan.append((task, name, method, calibrated))
+                points.append({"library": method.library, "k": task.k, "eps": float(eps), "seeds": seeds})
+    X = tasks[0].X
+    fitted = peer_fits(python, X, points, point_seconds)
+    frames = []
+    for (task, name, method, calibrated), point in zip(plan, fitted, strict=True):
+        calibrated = method.with_claimed_eps(calibrated, point.claimed_eps)
+        V = np.where(point.finished[:, None, None], point.V, 0.0)
+        V = np.linalg.qr(V)[0]  # the library's components are orthonormal up to round-off
+        frame = run_rows(task, name, method, calibrated, V, float(np.nanmean(point.seconds)) if point.finished.any()
+                         else float("nan"), dataset=dataset)  # fmt: skip
+        frame["finished"] = point.finished
+        frame.loc[~point.finished, ["error", "captured_variance"]] = np.nan
+        rngs = run_generators(seed, (dataset, task.k, name, float(calibrated.eps), "correct_law"), range(runs))
+        frame["correct_law_error"] = subspace_error(method.correct_law(task, calibrated.eps, rngs), task.V)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def library_eigenvector_draws(
+    python: str | Path, C: np.ndarray, epsilon: float, draws: int, seed: int = 0
+) -> dict[str, np.ndarray]:
+    """``draws`` top-eigenvector releases of the covariance ``C`` (rows of norm ≤ 1) from each library's own
+    sampler, as installed: diffprivlib's ``mechanisms.Bingham(epsilon, sensitivity=1)`` and OpenDP's
+    ``make_private_eigenvector`` (``unit_epsilon = epsilon``; OpenDP's features ``contrib``, ``idealized-numerics``
+    and ``honest-but-curious`` enabled). Both target the Bingham law ``∝ exp(−uᵀAu)`` with
+    ``A = ε/4 (λ_max I − C)`` (:mod:`ddppm.methods.amin`). Returns ``{"diffprivlib": (draws, d),
+    "opendp": (draws, d), "opendp_map2": OpenDP's ε for a replaced row (symmetric distance 2)}``.
+    OpenDP draws from the operating system's generator (no seed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp, "draws.npz")
+        request = {"C": np.asarray(C, float).tolist(), "draws": int(draws), "epsilon": float(epsilon),
+                   "seed": int(seed), "out": str(out)}  # fmt: skip
+        _call(python, ["-c", _SAMPLER_SCRIPT, json.dumps(request)], "library_eigenvector_draws")
+        with np.load(out) as got:
+            return {key: got[key] for key in got.files}
 
 
 _SAMPLER_SCRIPT = """
@@ -68,63 +206,3 @@ out["opendp"] = np.array([measurement(C) for _ in range(draws)])
 out["opendp_map2"] = np.array(measurement.map(2))
 np.savez(request["out"], **out)
 """
-
-
-def library_eigenvector_draws(
-    python: str | Path, C: np.ndarray, epsilon: float, draws: int, seed: int = 0
-) -> dict[str, np.ndarray]:
-    """``draws`` top-eigenvector releases of the covariance ``C`` (rows of norm ≤ 1) from each library's own
-    sampler, as installed: diffprivlib's ``mechanisms.Bingham(epsilon, sensitivity=1)`` and OpenDP's
-    ``make_private_eigenvector`` (``unit_epsilon = epsilon``; OpenDP's features ``contrib``, ``idealized-numerics``
-    and ``honest-but-curious`` enabled). Both target the Bingham law ``∝ exp(−uᵀAu)`` with
-    ``A = ε/4 (λ_max I − C)`` (:mod:`ddppm.methods.amin`). Returns ``{"diffprivlib": (draws, d),
-    "opendp": (draws, d), "opendp_map2": OpenDP's ε for a replaced row (symmetric distance 2)}``.
-    OpenDP draws from the operating system's generator (no seed)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp, "draws.npz")
-        request = {"C": np.asarray(C, float).tolist(), "draws": int(draws), "epsilon": float(epsilon),
-                   "seed": int(seed), "out": str(out)}  # fmt: skip
-        command = [str(python), "-c", _SAMPLER_SCRIPT, json.dumps(request)]
-        proc = subprocess.run(command, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise DDPPMError(f"the peers' environment ({python}) failed:\n{proc.stderr[-2000:]}")
-        with np.load(out) as got:
-            return {key: got[key] for key in got.files}
-
-
-def peer_estimates(
-    python: str | Path, X: np.ndarray, ranks: list[int], epsilons: list[float], runs: int, seed: int = 0
-) -> dict[tuple[int, float], np.ndarray]:
-    """diffprivlib's PCA components for every (k, ε): ``{(k, ε): array (runs, d, k)}``, orthonormalised.
-
-    Parameters
-    ----------
-    python : str or Path
-        The interpreter of the environment where ``diffprivlib`` imports (see :data:`PEER_REQUIREMENTS`).
-    X : numpy.ndarray
-        ``(n, d)`` rows in the unit ball.
-    ranks, epsilons : list
-        The k and ε grids.
-    runs : int
-        Runs per (k, ε); run r uses ``random_state = seed + r``.
-
-    Raises
-    ------
-    DDPPMError
-        The peer environment failed (its stderr is in the message).
-    """
-    with tempfile.TemporaryDirectory() as tmp:
-        rows, out, request = Path(tmp, "rows.npy"), Path(tmp, "out.npz"), Path(tmp, "request.json")
-        np.save(rows, np.asarray(X, float))
-        payload = {"rows": str(rows), "out": str(out), "ranks": list(map(int, ranks)), "runs": int(runs),
-                   "epsilons": list(map(float, epsilons)), "seed": int(seed)}  # fmt: skip
-        request.write_text(json.dumps(payload))
-        proc = subprocess.run([str(python), "-c", _PEER_SCRIPT, str(request)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise DDPPMError(f"the diffprivlib environment ({python}) failed:\n{proc.stderr[-2000:]}")
-        with np.load(out) as got:
-            result = {}
-            for key in got.files:
-                k, eps = key.split("|")
-                result[(int(k), float(eps))] = np.linalg.qr(got[key])[0]
-    return result

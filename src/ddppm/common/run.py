@@ -53,35 +53,48 @@ def run_methods(
             start = time.perf_counter()
             V_hat = method.common_estimate(task, calibrated, rngs, options)
             seconds = (time.perf_counter() - start) / runs
-            costs = method.common_costs(task, calibrated)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "setting": setting,
-                        "dataset": dataset,
-                        "k": task.k,
-                        "method": name,
-                        "trust_model": method.trust_model,
-                        "privacy_column": method.privacy_column,
-                        "eps": float(eps),
-                        "delta_limit": float(limit),
-                        "delta": calibrated.delta,
-                        "feasible": calibrated.feasible,
-                        "sigma": float(calibrated.params.get("sigma", np.nan)),
-                        "noise_multiplier": _noise_multiplier(calibrated),
-                        "run": np.arange(runs),
-                        "error": subspace_error(V_hat, task.V),
-                        "captured_variance": captured_variance(V_hat, task),
-                        "seconds_per_run": seconds,
-                        "floats_per_agent": int(costs["floats_per_agent"]),
-                        "rounds": int(costs["rounds"]),
-                        "memory": str(costs["memory"]),
-                    }
-                )
-            )
-    table = pd.concat(frames, ignore_index=True)
-    table["chance_error"] = chance_error(task.d, task.k)
-    return table
+            frames.append(run_rows(task, name, method, calibrated, V_hat, seconds, dataset, setting))
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_rows(
+    task: CommonTask,
+    name: str,
+    method: Any,
+    calibrated: Any,
+    V_hat: np.ndarray,
+    seconds_per_run: float,
+    dataset: str = "",
+    setting: str = STANDARD,
+) -> pd.DataFrame:
+    """The runs format of one (method, k, ε): one row per estimate of ``V_hat`` (runs, d, k), with the
+    method's calibration, trust model, costs and the task's chance level."""
+    costs = method.common_costs(task, calibrated)
+    runs = V_hat.shape[0]
+    return pd.DataFrame(
+        {
+            "setting": setting,
+            "dataset": dataset,
+            "k": task.k,
+            "method": name,
+            "trust_model": method.trust_model,
+            "privacy_column": method.privacy_column,
+            "eps": float(calibrated.eps),
+            "delta_limit": float(calibrated.delta_limit),
+            "delta": calibrated.delta,
+            "feasible": calibrated.feasible,
+            "sigma": float(calibrated.params.get("sigma", np.nan)),
+            "noise_multiplier": _noise_multiplier(calibrated),
+            "run": np.arange(runs),
+            "error": subspace_error(V_hat, task.V),
+            "captured_variance": captured_variance(V_hat, task),
+            "seconds_per_run": seconds_per_run,
+            "floats_per_agent": int(costs["floats_per_agent"]),
+            "rounds": int(costs["rounds"]),
+            "memory": str(costs["memory"]),
+            "chance_error": chance_error(task.d, task.k),
+        }
+    )
 
 
 def _noise_multiplier(calibrated: Any) -> float:
@@ -102,23 +115,33 @@ SUMMARY_KEYS = ["setting", "dataset", "k", "method", "trust_model", "privacy_col
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (setting, dataset, k, method, ε): mean error with its 95 % confidence interval (normal approximation),
-    mean captured variance, and the calibration and cost columns (constant within a group)."""
+    mean captured variance, and the calibration and cost columns (constant within a group). Runs with
+    ``finished`` False (a peer library's fit stopped by its time budget, :mod:`ddppm.common.peers`) count in
+    ``n_unfinished``, not in the statistics."""
     constant = ["delta_limit", "delta", "feasible", "sigma", "noise_multiplier", "floats_per_agent", "rounds",
                 "memory", "chance_error"]  # fmt: skip
 
     def stats(group: pd.DataFrame) -> pd.Series:
-        errors = group["error"].to_numpy(float)
+        # NaN (a method without the column, concatenated with a peer's runs) counts as finished.
+        finished = group["finished"].ne(False).to_numpy() if "finished" in group else np.ones(len(group), bool)
+        errors = group["error"].to_numpy(float)[finished]
         half = 1.96 * errors.std(ddof=1) / np.sqrt(errors.size) if errors.size > 1 else np.nan
+        mean = errors.mean() if errors.size else np.nan
+        captured = group["captured_variance"].to_numpy(float)[finished]
         out = {c: group[c].iloc[0] for c in constant}
         out.update(
             n_runs=errors.size,
-            error_mean=errors.mean(),
-            error_ci_lo=errors.mean() - half,
-            error_ci_hi=errors.mean() + half,
-            error_median=float(np.median(errors)),
-            captured_variance_mean=group["captured_variance"].mean(),
+            n_unfinished=int((~finished).sum()),
+            error_mean=mean,
+            error_ci_lo=mean - half,
+            error_ci_hi=mean + half,
+            error_median=float(np.median(errors)) if errors.size else np.nan,
+            captured_variance_mean=captured.mean() if captured.size else np.nan,
             seconds_per_run=group["seconds_per_run"].mean(),
         )
+        if "correct_law_error" in group:  # a peer library's paired draws from the law its proof is about
+            paired = group["correct_law_error"].dropna()
+            out["correct_law_error_mean"] = float(paired.mean()) if len(paired) else np.nan
         return pd.Series(out)
 
     return runs.groupby(SUMMARY_KEYS, sort=False).apply(stats, include_groups=False).reset_index()

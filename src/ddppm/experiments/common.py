@@ -21,6 +21,7 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.data import DATASETS
 from ddppm.experiments.base import Experiment, register_experiment
+from ddppm.experiments.common_peers import check_peers, peer_findings
 from ddppm.pipeline.config import check_prepared_dataset, dataset_rows
 from ddppm.privacy.threat_models import resolve
 
@@ -43,6 +44,7 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
             check_delta_below_one_over_n(section["delta"], ds, dataset_rows(config, ds))
         common_settings(config)  # each second setting of common.settings can be built
         check_searched(section["searched"], section, config)
+    check_peers(section["peers"], section)
 
 
 def check_delta_below_one_over_n(delta: float, dataset: str, rows: int | None) -> None:
@@ -195,7 +197,7 @@ def findings(
                 + " (hockey-stick δ, Definition 1, exact tail, at the worst neighbour a search found: a lower bound)."
             )
     searched = searched_findings(beside, section, definitions)
-    return lines + searched + second_setting_findings(all_which, all_summary, all_beside)
+    return lines + searched + peer_findings(summary) + second_setting_findings(all_which, all_summary, all_beside)
 
 
 def searched_findings(
@@ -314,13 +316,14 @@ class CommonTaskExperiment(Experiment):
         check_config(section, config)
 
     def methods_used(self, config: dict[str, Any]) -> list[str]:
-        """Every common-task method (the runs), the searched variants and the calibrated methods whose δ floors
-        the summary lists (their rows and labels)."""
+        """Every common-task method (the runs), the searched variants, the peer libraries and the calibrated
+        methods whose δ floors the summary lists (their rows and labels)."""
         from ddppm.common.base import common_task_methods
         from ddppm.methods import calibrated_methods
 
         searched = config["common"]["searched"]["methods"]
-        return [*common_task_methods(), *searched, *calibrated_methods()]
+        peers = config["common"]["peers"]["libraries"]
+        return [*common_task_methods(), *searched, *peers, *calibrated_methods()]
 
 
 def searched_datasets(config: dict[str, Any]) -> list[str]:

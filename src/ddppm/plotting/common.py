@@ -28,6 +28,8 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 task (up to 16), so no two curves of a figure share one."""
 
 
+UNFINISHED_LABEL = "mean of the fits that finished in the time budget (others stopped)"
+
 AT_CHANCE = 0.02
 """A panel whose every mean error is within this of the chance level says so in words (the curves overprint)."""
 AT_CHANCE_TEXT = "every method at chance level (within {dev:.2f}):\nno information about the subspace"
@@ -58,10 +60,11 @@ def _at_chance(panel: pd.DataFrame, chance: float) -> float | None:
 def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
     """Rows: k; columns: the trust models present. Each method is drawn in its own trust model's panel with the
     95 % confidence band of its mean, dodged sideways so none hides another; points whose δ exceeds the limit
-    are ringed in the infeasible colour; the dashed line is the chance level (a uniformly random subspace).
+    are ringed in the infeasible colour; a square marks a mean over fewer fits than were run (a peer library's fits
+    stopped by their time budget); the dashed line is the chance level (a uniformly random subspace).
 
     A method without a single finite error (no parameters met the limit at any ε) draws nothing and gets no
-    legend entry: the panel's title names it ("no feasible point"). A panel whose every mean error is within
+    legend entry: the panel's title names it ("no point to draw"). A panel whose every mean error is within
     :data:`AT_CHANCE` of chance says so in the panel; a row whose every interval lies in the upper half of the
     chance level is zoomed in (the axis does not start at 0) so what differences there are stay visible.
     """
@@ -100,6 +103,13 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                     )
                     ax.fill_between(x, lo, hi, color=st["color"], alpha=0.2, linewidth=0)
                     handles[st["label"]] = line
+                    short = (g["n_unfinished"].fillna(0).to_numpy() > 0) & np.isfinite(y) if "n_unfinished" in g \
+                        else np.zeros(len(g), bool)  # fmt: skip
+                    if short.any():  # a peer library whose fits did not all finish in the time budget
+                        handles[UNFINISHED_LABEL] = ax.scatter(
+                            x[short], y[short], s=60, marker="s", facecolor="none", edgecolor="0.2", linewidth=1.0,
+                            zorder=4,
+                        )  # fmt: skip
                     over = ~g["feasible"].astype(bool).to_numpy() & np.isfinite(y)
                     if over.any():
                         handles["δ of this σ exceeds the limit"] = ax.scatter(
@@ -118,7 +128,7 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                 ax.set_ylim(*_row_limits(at_k, chance))
                 heading = f"k = {k}: {TRUST_TITLES[trust]}"
                 if empty:
-                    note = f"no feasible point (no parameters met the δ limit): {', '.join(empty)}"
+                    note = f"no point to draw (no parameters met the δ limit, or no fit finished): {', '.join(empty)}"
                     heading += "\n" + textwrap.fill(note, 60)
                 ax.set_title(heading, fontsize=9)
                 dev = _at_chance(panel, chance)

@@ -20,6 +20,19 @@ COMMON_FIGURES = [f"{COMMON}/figures/{ds}.png" for ds in COMMON_DATASETS] + [
 COMMON_KEYS = tuple(f"common.{k}" for k in ("ranks", "iterations", "runs", "seed"))
 COMMON_ALL_KEYS = tuple(dict.fromkeys(k for name in COMMON_SETTINGS for k in (*COMMON_KEYS, *setting_config_keys(name))))
 COMMON_WILDCARDS = {"setting": "|".join(COMMON_SETTINGS), "dataset": "|".join(COMMON_DATASETS)}
+# The peers as installed (common.peers): diffprivlib and OpenDP in their own environment (.venv-peers), which must
+# exist before any job runs; their runs join the summary. The full grid is its own target, common_peers_full.
+COMMON_PEERS = config["common"]["peers"]
+COMMON_PEER_USES = list(COMMON_PEERS["libraries"])
+COMMON_PEER_DATASETS = list(COMMON_PEERS["datasets"]) if COMMON_PEER_USES else []
+COMMON_PEER_RUNS = [f"{COMMON}/peers/{ds}.parquet" for ds in COMMON_PEER_DATASETS]
+COMMON_PEER_KEYS = ("common.peers", "common.delta", "common.adjacency", "common.iterations", "common.seed")
+COMMON_PEER_FULL_KEYS = (*COMMON_PEER_KEYS, "common.datasets", "common.ranks", "common.epsilons", "common.runs")
+try:
+    if COMMON_PEER_USES:
+        check_peer_environment()
+except ConfigError as error:
+    raise SystemExit(f"Config error (nothing ran): {error}") from None
 
 
 rule common_runs:
@@ -50,7 +63,7 @@ rule common_summary:
     """Common task: the summary with costs, the "which method" table, the not-certified list, the findings and the
     README's table."""
     input:
-        runs=lambda wc: COMMON_RUNS + COMMON_SEARCHED_RUNS,
+        runs=lambda wc: COMMON_RUNS + COMMON_SEARCHED_RUNS + COMMON_PEER_RUNS,
         bounds=lambda wc: COMMON_LOWER_BOUNDS,
     output:
         summary=f"{COMMON}/summary.csv",
@@ -138,6 +151,76 @@ use rule common_figure as common_figure_setting with:
         f"{LOGS}/common/figure_{{setting}}_{{dataset}}.log",
 
 
+rule common_peers:
+    """Common task: diffprivlib and OpenDP PCA through their own APIs, as installed (the peers' environment), on one
+    data set: the default run's points (common.peers), each with its time budget; unfinished fits are counted."""
+    input:
+        unpack(problem_files),
+    output:
+        f"{COMMON}/peers/{{dataset}}.parquet",
+    wildcard_constraints:
+        dataset="|".join(COMMON_PEER_DATASETS) or "none",
+    params:
+        cfg=lambda wc: job_params(config, None, COMMON_PEER_KEYS),
+        code=code_of("common_peers.py", methods=COMMON_PEER_USES),
+        peers_lock=PEERS_LOCK,
+        full=False,
+    log:
+        f"{LOGS}/common/peers/{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/common/peers/{{dataset}}.tsv"
+    resources:
+        mem_mb=1500,
+        runtime=lambda wc: peer_minutes(config, full=False),
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/common_peers.py"
+
+
+use rule common_peers as common_peers_full_runs with:
+    output:
+        f"{COMMON}/peers_full/{{dataset}}.parquet",
+    wildcard_constraints:
+        dataset=COMMON_WILDCARDS["dataset"],
+    params:
+        cfg=lambda wc: job_params(config, None, COMMON_PEER_FULL_KEYS),
+        code=code_of("common_peers.py", methods=COMMON_PEER_USES),
+        peers_lock=PEERS_LOCK,
+        full=True,
+    log:
+        f"{LOGS}/common/peers_full/{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/common/peers_full/{{dataset}}.tsv"
+    resources:
+        mem_mb=1500,
+        runtime=lambda wc: peer_minutes(config, full=True),
+
+
+rule common_peers_full_summary:
+    """The peers on every data set, k and ε of the common task (target common_peers_full), beside the correct law."""
+    input:
+        runs=expand(f"{COMMON}/peers_full/{{dataset}}.parquet", dataset=COMMON_DATASETS),
+        summary=f"{COMMON}/summary.parquet",
+    output:
+        summary=f"{COMMON}/peers_full/summary.csv",
+        summary_page=html_twin(f"{COMMON}/peers_full/summary.csv"),
+    params:
+        code=code_of("common_peers_full_summary.py", methods=COMMON_PEER_USES + ["amin"]),
+    log:
+        f"{LOGS}/common/peers_full_summary.log",
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/common_peers_full_summary.py"
+
+
+rule common_peers_full:
+    """The peers as installed on every point of the common task (hours: a cluster job per data set)."""
+    input:
+        f"{COMMON}/peers_full/summary.csv",
+
+
 rule common_task:
     """The common task: every figure and table."""
     input:
@@ -152,6 +235,8 @@ FINDINGS_INPUTS.append(COMMON_EXPERIMENT.findings_path(RESULTS))
 
 localrules:
     common_summary,
+    common_peers_full_summary,
+    common_peers_full,
     common_figure,
     common_figure_setting,
     common_task,

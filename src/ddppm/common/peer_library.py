@@ -1,0 +1,138 @@
+"""The peers' side of the bridge: runs **inside the peers' environment** (``.venv-peers``), not the project's.
+
+:mod:`ddppm.common.peers` starts ``.venv-peers/bin/python`` on this file with a request (JSON) and reads back an
+``.npz``. So this module imports only the standard library and NumPy at the top, and diffprivlib or OpenDP inside
+the functions that call them; it never imports ``ddppm`` (not installed there). Everything else (the task, the
+metric, the tables) stays in the project's environment.
+
+Each library runs through its own public API, as a user calls it on rows already in the unit ball and centred
+(the common task's ``prepared_rows``; docs/peers.md):
+
+* diffprivlib 0.6.6: ``diffprivlib.models.PCA(n_components=k, epsilon=ε, data_norm=1, centered=True,
+  random_state=seed)``; ε is pure, for one row replaced (norm ≤ ``data_norm``); its ``covariance_eig`` gives
+  ε/(k+1) to the eigenvalues and ε/(k+1) to each eigenvector;
+* OpenDP 0.16.0: ``make_private_pca`` on ``array2_domain(norm=1, p=2, origin=0)`` (its "origin known" mode: no
+  private mean; its scikit-learn-style ``PCA`` class always estimates the mean). Its ``unit_epsilon`` is the ε of
+  one changed record, a replaced row at symmetric distance 2, so it gets ε and ``measurement.map(2)`` is ε (read
+  back for every point, :func:`opendp_replace_one`). (The ``PCA`` class's ``epsilon`` is per unit of symmetric
+  distance instead: it passes ``2 · epsilon`` on, so ``PCA(epsilon=ε/2)`` is the replace-one ε.) It splits ε
+  evenly between the eigenvalues and the k eigenvectors, and draws from the operating system's generator (no
+  seed: its rows cannot be replayed).
+
+Both libraries' eigenvector samplers are defective (docs/peers.md): what they release follows the density
+``∝ exp(−uᵀAu)(uᵀΩu)^{−d}``, not the Bingham law their proof is about. A draw costs a geometric number of
+proposals, so a fit can take minutes: each (library, k, ε) point gets a wall-clock budget, a fit still running when
+it ends is stopped (``SIGALRM``), and the point's remaining fits are not started. For k = 1 the proposals are
+independent of one another, so the fits that finish follow the sampler's law exactly (stopping selects nothing);
+for k > 1 a later direction's cost depends on the earlier ones, so the finished fits may lean towards the faster.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+import warnings
+
+import numpy as np
+
+LIBRARIES = ("diffprivlib", "opendp")
+OPENDP_FEATURES = ("contrib", "idealized-numerics", "honest-but-curious")
+"""The OpenDP features its PCA needs: ``contrib`` (not yet vetted code), ``idealized-numerics`` (floating-point
+arithmetic treated as exact) and ``honest-but-curious`` (a Python callback inside a measurement)."""
+
+FINISHED, TIMED_OUT, NOT_STARTED = 0, 1, 2
+
+
+class FitTimeout(Exception):
+    """The point's wall-clock budget ran out during a fit."""
+
+
+def fit_diffprivlib(X: np.ndarray, k: int, eps: float, seed: int) -> np.ndarray:
+    """diffprivlib's ``PCA`` in its centred mode: the top-k components as a (d, k) array."""
+    from diffprivlib.models import PCA
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its PrivacyLeakWarning is about bounds we pass
+        pca = PCA(n_components=k, epsilon=eps, data_norm=1.0, centered=True, random_state=seed)
+        return pca.fit(X.copy()).components_.T
+
+
+def _opendp_pca(n: int, d: int, k: int, eps: float):
+    import opendp.prelude as dp
+    from opendp.extras.sklearn.decomposition import make_private_pca
+
+    dp.enable_features(*OPENDP_FEATURES)
+    domain = dp.numpy.array2_domain(num_columns=d, size=n, norm=1.0, p=2, origin=np.zeros(d), T=float)
+    return make_private_pca(domain, dp.symmetric_distance(), eps, num_components=k)
+
+
+def opendp_replace_one(n: int, d: int, k: int, eps: float) -> float:
+    """OpenDP's own ε for one replaced row (symmetric distance 2) of the measurement :func:`fit_opendp` builds."""
+    return float(_opendp_pca(n, d, k, eps).map(2))
+
+
+def fit_opendp(X: np.ndarray, k: int, eps: float) -> np.ndarray:
+    """OpenDP's ``make_private_pca`` with the origin known (rows centred, norm ≤ 1): the top-k right singular
+    vectors as a (d, k) array."""
+    n, d = X.shape
+    return np.asarray(_opendp_pca(n, d, k, eps)(X).Vt)[:k].T
+
+
+def run_points(X: np.ndarray, points: list[dict], budget: float) -> dict[str, np.ndarray]:
+    """Every point ``{"library", "k", "eps", "seeds"}``: one fit per seed until the point's ``budget`` seconds run
+    out. Returns per point i ``V_i`` (runs, d, k; NaN where unfinished), ``seconds_i`` (per fit; NaN where
+    unfinished), ``status_i`` (:data:`FINISHED`, :data:`TIMED_OUT`, :data:`NOT_STARTED`) and ``claimed_eps_i``
+    (the library's own replace-one ε)."""
+    state = {"armed": False}
+
+    def expire(signum, frame):
+        if state["armed"]:
+            state["armed"] = False
+            raise FitTimeout()
+
+    signal.signal(signal.SIGALRM, expire)
+    n, d = X.shape
+    for library in {point["library"] for point in points}:  # imports are not a fit's time
+        opendp_replace_one(n, d, 1, 1.0) if library == "opendp" else fit_diffprivlib(X, 1, 0.01, 0)
+    out = {}
+    for i, point in enumerate(points):
+        library, k, eps, seeds = point["library"], int(point["k"]), float(point["eps"]), point["seeds"]
+        V = np.full((len(seeds), d, k), np.nan)
+        seconds = np.full(len(seeds), np.nan)
+        status = np.full(len(seeds), NOT_STARTED)
+        claimed = opendp_replace_one(n, d, k, eps) if library == "opendp" else eps
+        deadline = time.monotonic() + budget
+        for run, seed in enumerate(seeds):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            start = time.perf_counter()
+            state["armed"] = True
+            signal.setitimer(signal.ITIMER_REAL, left)
+            try:
+                V[run] = fit_diffprivlib(X, k, eps, int(seed)) if library == "diffprivlib" else fit_opendp(X, k, eps)
+            except Exception:
+                # OpenDP wraps an exception raised inside its Python callback in its own: the flag tells a timeout.
+                if state["armed"]:
+                    raise
+                status[run] = TIMED_OUT
+                break
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                state["armed"] = False
+            seconds[run] = time.perf_counter() - start
+            status[run] = FINISHED
+        out.update({f"V_{i}": V, f"seconds_{i}": seconds, f"status_{i}": status, f"claimed_eps_{i}": claimed})
+    return out
+
+
+def main(argv: list[str]) -> None:
+    request = json.loads(open(argv[1]).read())
+    X = np.load(request["rows"])
+    np.savez(request["out"], **run_points(X, request["points"], float(request["point_seconds"])))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,118 @@
+"""The common task's peers as installed (config ``common.peers``): diffprivlib and OpenDP, run in their own
+environment on the pipeline's rows (:mod:`ddppm.common.peers`, :mod:`ddppm.methods.peers`).
+
+The default run fits them at the points where fits finish (``common.peers.datasets/ranks/epsilons``, a few
+seconds per point); the target ``common_peers_full`` fits every data set, k and ε of the common task with a
+larger budget per point. Their rows join the common task's summary (standard setting), never its "which method"
+table: their privacy column is ``claimed`` (no proof covers what their samplers release).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from ddppm.common.task import CommonTask
+from ddppm.core.errors import ConfigError
+from ddppm.core.problem import DistributedProblem
+
+CORRECT_LAW = "amin"
+"""The registered method that is the peers' mechanism with the correct law (:mod:`ddppm.methods.amin`)."""
+
+
+@dataclass(frozen=True)
+class PeerGrid:
+    """Where the peers run: data sets, ranks, ε, fits per point and seconds per point."""
+
+    datasets: tuple[str, ...]
+    ranks: tuple[int, ...]
+    epsilons: tuple[float, ...]
+    runs: int
+    point_seconds: float
+
+
+def check_peers(peers: dict[str, Any], section: dict[str, Any]) -> None:
+    """``common.peers``: its data sets, ranks and ε are some of the common task's (its rows sit beside them)."""
+    for key, whole in (("datasets", "datasets"), ("ranks", "ranks"), ("epsilons", "epsilons")):
+        outside = [v for v in peers[key] if v not in section[whole]]
+        if outside:
+            raise ConfigError(
+                f"common.peers.{key}: {outside} are not in common.{whole} ({section[whole]}); the peers' rows sit "
+                f"beside the common task's, so use some of those (or add them to common.{whole})"
+            )
+
+
+def peer_grid(section: dict[str, Any], full: bool = False) -> PeerGrid:
+    """The default run's grid (``common.peers``), or with ``full`` every point of the common task."""
+    peers = section["peers"]
+    if full:
+        return PeerGrid(tuple(section["datasets"]), tuple(section["ranks"]), tuple(map(float, section["epsilons"])),
+                        int(section["runs"]), float(peers["full_point_seconds"]))  # fmt: skip
+    return PeerGrid(tuple(peers["datasets"]), tuple(peers["ranks"]), tuple(map(float, peers["epsilons"])),
+                    int(peers["runs"]), float(peers["point_seconds"]))  # fmt: skip
+
+
+def peer_runs_of_dataset(
+    problem: DistributedProblem, dataset: str, section: dict[str, Any], full: bool = False, python: Any = None
+) -> pd.DataFrame:
+    """Every fit of every library of ``common.peers.libraries`` on one data set (the ranks below its dimension), in
+    the common task's runs format with the column ``finished``."""
+    from ddppm.common.peers import PEER_PYTHON, peer_runs
+    from ddppm.experiments.common import options
+    from ddppm.methods import get_method
+
+    grid = peer_grid(section, full)
+    methods = {name: get_method(name) for name in section["peers"]["libraries"]}
+    tasks = [CommonTask.from_problem(problem, k) for k in grid.ranks if k < problem.d]
+    return peer_runs(tasks, methods, grid.epsilons, float(section["delta"]), grid.runs, int(section["seed"]),
+                     grid.point_seconds, options(section), dataset, python or PEER_PYTHON)  # fmt: skip
+
+
+MIN_FITS_QUOTED = 5
+"""A point is quoted in the findings only when at least this many of its fits finished."""
+
+
+def peer_findings(summary: pd.DataFrame) -> list[str]:
+    """The peers as installed, in sentences (standard setting): what their privacy column means, then per library,
+    data set and k its error at the largest ε where at least :data:`MIN_FITS_QUOTED` fits finished, beside the
+    Bingham law with the library's own ε split (``correct_law_error_mean``: the same mechanism sampled right), and
+    how many fits finished at the larger ε."""
+    peers = summary[(summary["privacy_column"] == "claimed") & (summary["setting"] == "standard")]
+    if peers.empty:
+        return []
+    lines = [
+        "The peers as installed (" + ", ".join(dict.fromkeys(peers["method"])) + "): each claims pure ε for one "
+        "replaced row; the proof is about the Bingham law, which their samplers do not draw (sampler defect: not "
+        "the mechanism's law), so the claim is not proven for what they release (docs/peers.md). Their rows are "
+        "listed beside the \"which method\" table, never in it."
+    ]
+    for (method, dataset, k), rows in peers.groupby(["method", "dataset", "k"], sort=False):
+        rows = rows.sort_values("eps")
+        quoted = rows[rows["n_runs"] >= MIN_FITS_QUOTED]
+        parts = []
+        if len(quoted):
+            row = quoted.iloc[-1]
+            total = int(row["n_runs"] + row["n_unfinished"])
+            parts.append(
+                f"at ε = {row['eps']:g} error {row['error_mean']:.3f} as installed ({int(row['n_runs'])} of {total} "
+                f"fits finished in the time budget), {row['correct_law_error_mean']:.3f} with the Bingham law and "
+                "the same ε split"
+            )
+            rows = rows[rows["eps"] > row["eps"]]
+        parts += [f"at ε = {r['eps']:g} {int(r['n_runs'])} of {int(r['n_runs'] + r['n_unfinished'])} fits finished"
+                  for _, r in rows.iterrows()]  # fmt: skip
+        lines.append(f"{method} on {dataset}, k = {k}: " + "; ".join(parts) + ".")
+    return lines
+
+
+def peers_beside_correct_law(peer_runs: pd.DataFrame, common_summary: pd.DataFrame) -> pd.DataFrame:
+    """The peers' summary (every point of their runs) with the correct law's mean error at the same point
+    (``amin_error_mean``, from the common task's summary, standard setting)."""
+    from ddppm.common.run import summarise
+
+    summary = summarise(peer_runs)
+    standard = common_summary[(common_summary["setting"] == "standard") & (common_summary["method"] == CORRECT_LAW)]
+    correct = standard.set_index(["dataset", "k", "eps"])["error_mean"].rename(f"{CORRECT_LAW}_error_mean")
+    return summary.join(correct, on=["dataset", "k", "eps"])
