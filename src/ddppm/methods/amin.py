@@ -163,14 +163,36 @@ class AminCovariance(RegisteredMethod, CommonTaskMethod):
         return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
 
 
-def circle_log_densities(C: np.ndarray, eps: float, law: str, points: int = 4000) -> np.ndarray:
-    """The normalised log-density, on ``points`` equally spaced angles of the circle, of one eigenvector release of
-    the 2 × 2 covariance C at ε with the libraries' A = ε/4 (λ_max I − C): ``law`` ``"bingham"`` (the mechanism's
-    law) or ``"mis_specified"`` (what diffprivlib 0.6.6 and OpenDP 0.16.0 draw). The normalising constant is the
-    trapezoid rule on the periodic grid (exponentially accurate for these smooth densities)."""
-    theta = np.linspace(0.0, 2 * np.pi, points, endpoint=False)
-    u = np.column_stack([np.cos(theta), np.sin(theta)])
-    A = eps / 4 * (np.linalg.eigvalsh(C).max() * np.eye(2) - C)
+def sphere_nodes(d: int, points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Quadrature nodes on the unit sphere of R^d (d = 2 or 3) and their weights (summing to its area): the
+    periodic trapezoid rule on ``points`` angles of the circle; on S², Gauss–Legendre in z = cos θ (``points``
+    nodes) times the trapezoid rule in φ (2 · ``points`` angles). Both converge exponentially for smooth
+    integrands such as these densities."""
+    if d == 2:
+        theta = np.linspace(0.0, 2 * np.pi, points, endpoint=False)
+        return np.column_stack([np.cos(theta), np.sin(theta)]), np.full(points, 2 * np.pi / points)
+    if d == 3:
+        z, wz = np.polynomial.legendre.leggauss(points)
+        Z, PHI = np.meshgrid(z, np.linspace(0.0, 2 * np.pi, 2 * points, endpoint=False), indexing="ij")
+        R = np.sqrt(1 - Z**2)
+        nodes = np.stack([R * np.cos(PHI), R * np.sin(PHI), Z], axis=-1).reshape(-1, 3)
+        weights = np.repeat(wz * np.pi / points, 2 * points)
+        return nodes, weights
+    raise ValueError(f"sphere_nodes: d must be 2 or 3, got {d}")
+
+
+DEFAULT_NODES = {2: 4000, 3: 96}
+"""Quadrature nodes per angle of :func:`sphere_nodes` by dimension (96 × 192 on S²)."""
+
+
+def release_log_densities(C: np.ndarray, eps: float, law: str, points: int | None = None) -> np.ndarray:
+    """The normalised log-density, on the nodes of :func:`sphere_nodes` (d = 2 or 3, from C), of one eigenvector
+    release of the covariance C at ε with the libraries' A = ε/4 (λ_max I − C): ``law`` ``"bingham"`` (the
+    mechanism's law) or ``"mis_specified"`` (what diffprivlib 0.6.6 and OpenDP 0.16.0 draw). The normalising
+    constant is the quadrature of :func:`sphere_nodes`."""
+    d = C.shape[0]
+    u, weights = sphere_nodes(d, points or DEFAULT_NODES[d])
+    A = eps / 4 * (np.linalg.eigvalsh(C).max() * np.eye(d) - C)
     if law == "bingham":
         log_f = -np.einsum("ij,jk,ik->i", u, A, u)
     elif law == "mis_specified":
@@ -178,22 +200,25 @@ def circle_log_densities(C: np.ndarray, eps: float, law: str, points: int = 4000
     else:
         raise ValueError(f"law must be 'bingham' or 'mis_specified', got {law!r}")
     top = log_f.max()
-    return log_f - (top + np.log(np.mean(np.exp(log_f - top)) * 2 * np.pi))
+    return log_f - (top + np.log(np.sum(weights * np.exp(log_f - top))))
 
 
-def worst_circle_loss(eps: float, law: str, trials: int, rng: np.random.Generator, rows: int = 4) -> float:
+def worst_release_loss(
+    eps: float, law: str, trials: int, rng: np.random.Generator, d: int = 2, rows: int = 4, points: int | None = None
+) -> float:
     """The largest privacy loss max_u |log p_C(u) − log p_C'(u)| found over ``trials`` random neighbouring pairs
-    of 2-d data sets (up to ``rows`` rows in the unit disc; one row replaced by another in the disc, half the time
-    on the unit circle): a **lower bound** on the ε the law satisfies, exact per pair up to quadrature."""
+    of d-dimensional data sets (d = 2 or 3; up to ``rows`` rows in the unit ball; one row replaced by another of
+    the ball, half the time on the unit sphere): a **lower bound** on the ε the law satisfies, exact per pair up
+    to quadrature (``points`` nodes per angle, :func:`sphere_nodes`)."""
     worst = 0.0
     for _ in range(trials):
         n = int(rng.integers(1, rows + 1))
-        X = rng.standard_normal((n, 2))
-        X *= (rng.uniform(0, 1, (n, 1)) ** 0.5) / np.linalg.norm(X, axis=1, keepdims=True)
-        y = rng.standard_normal(2)
+        X = rng.standard_normal((n, d))
+        X *= (rng.uniform(0, 1, (n, 1)) ** (1 / d)) / np.linalg.norm(X, axis=1, keepdims=True)
+        y = rng.standard_normal(d)
         y *= (1.0 if rng.random() < 0.5 else rng.uniform(0, 1)) / np.linalg.norm(y)
         X[0] = X[0] / np.linalg.norm(X[0]) if rng.random() < 0.5 else X[0]
         C, C2 = X.T @ X, X.T @ X - np.outer(X[0], X[0]) + np.outer(y, y)
-        loss = np.abs(circle_log_densities(C, eps, law) - circle_log_densities(C2, eps, law)).max()
+        loss = np.abs(release_log_densities(C, eps, law, points) - release_log_densities(C2, eps, law, points)).max()
         worst = max(worst, float(loss))
     return worst
