@@ -82,12 +82,12 @@ def test_time_budget_stops_a_slow_fit_and_starts_no_more(stand_in: str) -> None:
     assert (fast.status == FINISHED).all(), "the next point gets a budget of its own"
 
 
-def test_peer_runs_are_the_common_task_format_and_summary_counts_unfinished(stand_in: str) -> None:
+def test_peer_runs_are_the_common_task_format_and_summary_counts_unfinished(stand_in: str, tmp_path: Path) -> None:
     X = _rows()
     tasks = [CommonTask(X, (np.arange(20), np.arange(20, 40)), 1)]
-    methods = {"diffprivlib": get_method("diffprivlib")}
+    methods = {"diffprivlib_pca": get_method("diffprivlib_pca")}
     runs = peer_runs(tasks, methods, [1.0, 100.0], 1e-5, 3, 7, 0.5, {"adjacency": "replace_one"}, "toy", stand_in)
-    assert list(runs["method"].unique()) == ["diffprivlib"] and set(runs["privacy_column"]) == {"claimed"}
+    assert list(runs["method"].unique()) == ["diffprivlib_pca"] and set(runs["privacy_column"]) == {"claimed"}
     fast, slow = runs[runs["eps"] == 1.0], runs[runs["eps"] == 100.0]
     assert fast["finished"].all() and np.allclose(fast["error"], 0.0, atol=1e-6)
     assert not slow["finished"].any() and slow["error"].isna().all()
@@ -97,12 +97,14 @@ def test_peer_runs_are_the_common_task_format_and_summary_counts_unfinished(stan
     assert summary.loc[1.0, "n_runs"] == 3 and summary.loc[1.0, "n_unfinished"] == 0
     assert summary.loc[100.0, "n_runs"] == 0 and summary.loc[100.0, "n_unfinished"] == 3
     assert np.isnan(summary.loc[100.0, "error_mean"]) and np.isnan(summary.loc[1.0, "delta"])
-    # the library's seeds are the runs' labelled seeds: a run can be replayed alone
-    assert library_seeds(7, ("toy", 1, "diffprivlib", 1.0), 3) == library_seeds(7, ("toy", 1, "diffprivlib", 1.0), 3)
+    # the library got the runs' labelled seeds (a run can be replayed alone): the stand-in logged them
+    seeds = library_seeds(7, ("toy", 1, "diffprivlib_pca", 1.0), 3)
+    calls = (tmp_path / "calls.txt").read_text().split("\n")[1:4]  # after the warm-up fit
+    assert calls == [f"1 1.0 {seed}" for seed in seeds] and len(set(seeds)) == 3
 
 
 def test_library_eps_splits_and_the_correct_law_at_the_same_split() -> None:
-    diffprivlib, opendp = get_method("diffprivlib"), get_method("opendp")
+    diffprivlib, opendp = get_method("diffprivlib_pca"), get_method("opendp_pca")
     # diffprivlib: ε/(k+1) to the eigenvalues and to each vector; OpenDP: ε/2 to the eigenvalues, ε/(2k) each.
     assert diffprivlib.eps_split(6.0, 2) == {"eps_eigenvalues": 2.0, "eps_per_direction": 2.0}
     assert opendp.eps_split(6.0, 3) == {"eps_eigenvalues": 3.0, "eps_per_direction": 1.0}

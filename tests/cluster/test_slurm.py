@@ -35,6 +35,7 @@ import pytest
 import yaml
 
 from ddppm.core.io import MEASURED_COLUMNS
+from ddppm.testing import copy_checkout
 from tests.cluster.harness import alive, daemon_pids, running_cluster
 from tests.conftest import TINY_RESULTS
 
@@ -237,20 +238,8 @@ def _assert_same_results(
 
 
 def _copy_repo(dest: Path) -> None:
-    """Copy tracked + untracked-but-not-ignored files of the repository to dest."""
-    out = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
-        cwd=REPO,
-        capture_output=True,
-        check=True,
-        timeout=60,
-    ).stdout.decode()
-    for rel in filter(None, out.split("\0")):
-        src = REPO / rel
-        if not src.is_file():  # deleted in the work tree but still tracked
-            continue
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest / rel)
+    """Copy tracked + untracked-but-not-ignored files of the repository to dest (and link the peers' environment)."""
+    copy_checkout(REPO, dest)
 
 
 # --------------------------------------------------------------------- fixture

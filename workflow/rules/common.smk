@@ -9,6 +9,7 @@ from ddppm.config import validate_config
 from ddppm.experiments import get_experiment
 from ddppm.experiments.common import searched_datasets
 from ddppm.methods import available_methods, calibrated_methods, get_method
+from ddppm.methods.peers import peer_uses
 from ddppm.pipeline.code import job_code_version
 from ddppm.pipeline.config import dataset_config, eps_label, job_params, other_results_hint
 

@@ -320,9 +320,10 @@ class CommonTaskExperiment(Experiment):
         methods whose δ floors the summary lists (their rows and labels)."""
         from ddppm.common.base import common_task_methods
         from ddppm.methods import calibrated_methods
+        from ddppm.methods.peers import peer_uses
 
         searched = config["common"]["searched"]["methods"]
-        peers = config["common"]["peers"]["libraries"]
+        peers = peer_uses(config["common"]["peers"]["libraries"])
         return [*common_task_methods(), *searched, *peers, *calibrated_methods()]
 
 

@@ -18,9 +18,6 @@ from ddppm.common.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 
-CORRECT_LAW = "amin"
-"""The registered method that is the peers' mechanism with the correct law (:mod:`ddppm.methods.amin`)."""
-
 
 @dataclass(frozen=True)
 class PeerGrid:
@@ -61,10 +58,10 @@ def peer_runs_of_dataset(
     the common task's runs format with the column ``finished``."""
     from ddppm.common.peers import PEER_PYTHON, peer_runs
     from ddppm.experiments.common import options
-    from ddppm.methods import get_method
+    from ddppm.methods.peers import peer_library_methods
 
     grid = peer_grid(section, full)
-    methods = {name: get_method(name) for name in section["peers"]["libraries"]}
+    methods = peer_library_methods(section["peers"]["libraries"])
     tasks = [CommonTask.from_problem(problem, k) for k in grid.ranks if k < problem.d]
     return peer_runs(tasks, methods, grid.epsilons, float(section["delta"]), grid.runs, int(section["seed"]),
                      grid.point_seconds, options(section), dataset, python or PEER_PYTHON)  # fmt: skip
@@ -108,11 +105,13 @@ def peer_findings(summary: pd.DataFrame) -> list[str]:
 
 
 def peers_beside_correct_law(peer_runs: pd.DataFrame, common_summary: pd.DataFrame) -> pd.DataFrame:
-    """The peers' summary (every point of their runs) with the correct law's mean error at the same point
-    (``amin_error_mean``, from the common task's summary, standard setting)."""
+    """The peers' summary (every point of their runs) with the correct law's mean error at the same total ε
+    (``amin_error_mean``: the common task's ``amin``, all of ε on the directions; standard setting)."""
     from ddppm.common.run import summarise
+    from ddppm.methods import get_method
 
     summary = summarise(peer_runs)
-    standard = common_summary[(common_summary["setting"] == "standard") & (common_summary["method"] == CORRECT_LAW)]
-    correct = standard.set_index(["dataset", "k", "eps"])["error_mean"].rename(f"{CORRECT_LAW}_error_mean")
+    law = get_method(summary["method"].iloc[0]).correct_law_method
+    standard = common_summary[(common_summary["setting"] == "standard") & (common_summary["method"] == law)]
+    correct = standard.set_index(["dataset", "k", "eps"])["error_mean"].rename(f"{law}_error_mean")
     return summary.join(correct, on=["dataset", "k", "eps"])

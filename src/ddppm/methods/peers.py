@@ -25,7 +25,7 @@ import numpy as np
 
 from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod
 from ddppm.common.task import CommonTask
-from ddppm.methods.amin import PAPER_SCALE, iterative_eigenvector_sampling
+from ddppm.methods.amin import PAPER_SCALE, AminCovariance, iterative_eigenvector_sampling
 from ddppm.methods.base import RegisteredMethod, register
 
 SAMPLER_DEFECT = "sampler defect: not the mechanism's law"
@@ -39,7 +39,9 @@ class PeerLibrary(RegisteredMethod, CommonTaskMethod):
     privacy_column = "claimed"
     runs_common_task = False
     library: ClassVar[str]
-    """The library's name for :mod:`ddppm.common.peer_library`."""
+    """The library's name (config ``common.peers.libraries``, :mod:`ddppm.common.peer_library`)."""
+    correct_law_method: ClassVar[str] = AminCovariance.name
+    """The registered method that is the same mechanism with the correct law (Amin et al., ``ddppm.methods.amin``)."""
 
     def eps_split(self, eps: float, k: int) -> dict[str, float]:
         """The library's own split of ε (replace-one) between the eigenvalues and each of the k eigenvectors (for
@@ -89,7 +91,7 @@ class PeerLibrary(RegisteredMethod, CommonTaskMethod):
 class Diffprivlib(PeerLibrary):
     """IBM's ``diffprivlib.models.PCA(n_components=k, epsilon=ε, data_norm=1, centered=True)``."""
 
-    name = "diffprivlib"
+    name = "diffprivlib_pca"
     library = "diffprivlib"
     label = f"diffprivlib 0.6.6 PCA as installed ({SAMPLER_DEFECT})"
     style: ClassVar[dict[str, Any]] = {"color": "#8c564b", "marker": "P", "linestyle": ":"}
@@ -106,7 +108,7 @@ class OpenDP(PeerLibrary):
     """OpenDP's ``make_private_pca`` with the origin known (rows centred), ``unit_epsilon = ε`` (one changed
     record: ``map(2)`` is ε)."""
 
-    name = "opendp"
+    name = "opendp_pca"
     library = "opendp"
     label = f"OpenDP 0.16.0 PCA as installed ({SAMPLER_DEFECT})"
     style: ClassVar[dict[str, Any]] = {"color": "#e377c2", "marker": "X", "linestyle": ":"}
@@ -115,3 +117,18 @@ class OpenDP(PeerLibrary):
     def eps_split(self, eps: float, k: int) -> dict[str, float]:
         # Half to the eigenvalues, half shared by the min(k, d − 1) = k eigenvectors (_split_pca_epsilon_evenly).
         return {"eps_eigenvalues": eps / 2, "eps_per_direction": eps / 2 / k}
+
+
+def peer_library_methods(libraries: list[str] | tuple[str, ...]) -> dict[str, PeerLibrary]:
+    """The registered peer methods of ``libraries`` (config ``common.peers.libraries``), by method name, in the
+    config's order."""
+    from ddppm.methods import available_methods
+
+    peers = [m for m in available_methods(task=None).values() if isinstance(m, PeerLibrary)]
+    return {m.name: m for library in libraries for m in peers if m.library == library}
+
+
+def peer_uses(libraries: list[str] | tuple[str, ...]) -> list[str]:
+    """The registered methods a peers' job uses: the libraries' and the correct law's (for its rule's code hash)."""
+    methods = peer_library_methods(libraries)
+    return [*methods, *dict.fromkeys(m.correct_law_method for m in methods.values())]

@@ -23,7 +23,7 @@ COMMON_WILDCARDS = {"setting": "|".join(COMMON_SETTINGS), "dataset": "|".join(CO
 # The peers as installed (common.peers): diffprivlib and OpenDP in their own environment (.venv-peers), which must
 # exist before any job runs; their runs join the summary. The full grid is its own target, common_peers_full.
 COMMON_PEERS = config["common"]["peers"]
-COMMON_PEER_USES = list(COMMON_PEERS["libraries"])
+COMMON_PEER_USES = peer_uses(COMMON_PEERS["libraries"])
 COMMON_PEER_DATASETS = list(COMMON_PEERS["datasets"]) if COMMON_PEER_USES else []
 COMMON_PEER_RUNS = [f"{COMMON}/peers/{ds}.parquet" for ds in COMMON_PEER_DATASETS]
 COMMON_PEER_KEYS = ("common.peers", "common.delta", "common.adjacency", "common.iterations", "common.seed")
@@ -206,7 +206,7 @@ rule common_peers_full_summary:
         summary=f"{COMMON}/peers_full/summary.csv",
         summary_page=html_twin(f"{COMMON}/peers_full/summary.csv"),
     params:
-        code=code_of("common_peers_full_summary.py", methods=COMMON_PEER_USES + ["amin"]),
+        code=code_of("common_peers_full_summary.py", methods=COMMON_PEER_USES),
     log:
         f"{LOGS}/common/peers_full_summary.log",
     conda:
