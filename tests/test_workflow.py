@@ -96,6 +96,11 @@ def test_outputs_exist_with_schema(tiny_run):
         assert (res / "figures" / name).stat().st_size > 1000
     summary = pd.read_csv(res / "tables" / "summary.csv")
     assert set(summary["dataset"]) == set(config["datasets"])
+    # every row names what its δ covers: the journal keeps the paper's preprocessing, and so does the common task
+    common = pd.read_csv(res / "common" / "summary.csv")
+    assert set(summary["scope"]) == set(common["scope"]) == {"prepared_rows"}
+    clipped = pd.read_csv(res / "common" / "clipping.csv")
+    assert list(clipped["dataset"]) == config["common"]["datasets"] and clipped["bounds_source"].str.len().gt(10).all()
     assert set(summary["threat_model"]) == {*models, "none"}
     ddppm_rows = summary[summary["method"] == "ddppm"]
     assert ddppm_rows["feasible"].any(), "the tiny config should have at least one feasible D-DP-PM point"

@@ -20,6 +20,7 @@ from ddppm.common.base import common_task_methods
 from ddppm.common.settings import STANDARD
 from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.seeds import run_generators
+from ddppm.data.public_prep import PREPARED_ROWS
 
 
 def run_methods(
@@ -110,11 +111,11 @@ def reference_eps(eps_values: Any, preferred: float = 5.0) -> float:
     return preferred if preferred in grid else grid[len(grid) // 2]
 
 
-SUMMARY_KEYS = ["setting", "dataset", "k", "method", "trust_model", "privacy_column", "eps"]
+SUMMARY_KEYS = ["setting", "scope", "dataset", "k", "method", "trust_model", "privacy_column", "eps"]
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per (setting, dataset, k, method, ε): mean error with its 95 % confidence interval (normal approximation),
+    """Per (setting, scope, dataset, k, method, ε): mean error with its 95 % confidence interval (normal approximation),
     mean captured variance, and the calibration and cost columns (constant within a group). Runs with
     ``finished`` False (a peer library's fit stopped by its time budget, :mod:`ddppm.common.peers`) count in
     ``n_unfinished``, not in the statistics."""
@@ -144,6 +145,10 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
             out["correct_law_error_mean"] = float(paired.mean()) if len(paired) else np.nan
         return pd.Series(out)
 
+    # Every row names what its (ε, δ) covers; runs that predate the column (or are built apart, such as the
+    # searched variants' and the studies') are for the prepared rows, as every setting is today.
+    scope = runs["scope"].fillna(PREPARED_ROWS) if "scope" in runs else PREPARED_ROWS
+    runs = runs.assign(scope=scope, setting=runs["setting"] if "setting" in runs else STANDARD)
     return runs.groupby(SUMMARY_KEYS, sort=False).apply(stats, include_groups=False).reset_index()
 
 

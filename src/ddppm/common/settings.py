@@ -15,6 +15,11 @@ A setting fixes the adjacency and, per data set, the (ε, δ limit) points every
   method whose δ has a data-dependent floor could still meet one.
 
 Which second settings run is ``common.settings``.
+
+Every setting names its **scope**, what its (ε, δ) covers (:data:`ddppm.data.public_prep.SCOPES`):
+``prepared_rows`` (the rows after the pipeline's preprocessing, which reads every record without privacy:
+docs/privacy.md, "What is public") or ``raw_records`` (the records themselves: only public inputs shape the
+rows). Every setting today is ``prepared_rows``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddppm.core.errors import ConfigError
+from ddppm.data.public_prep import PREPARED_ROWS
 
 STANDARD = "standard"
 SECOND_SETTINGS = ("distance_one", "journal_delta_limits")
@@ -44,6 +50,8 @@ class Setting:
     draws: str = ""
     """The setting whose random draws this one reuses (``standard`` for ``distance_one``: same points, only σ
     changes, so the comparison is paired run for run); empty: its own."""
+    scope: str = PREPARED_ROWS
+    """What its (ε, δ) covers (:data:`ddppm.data.public_prep.SCOPES`)."""
 
     @property
     def datasets(self) -> list[str]:

@@ -129,7 +129,9 @@ def runs_of_dataset(
                         options(section, chosen.adjacency), dataset=dataset, setting=setting,
                         draws=chosen.draws or None)
         )  # fmt: skip
-    return pd.concat(frames, ignore_index=True)
+    runs = pd.concat(frames, ignore_index=True)
+    runs.insert(runs.columns.get_loc("setting") + 1, "scope", chosen.scope)
+    return runs
 
 
 def tables(

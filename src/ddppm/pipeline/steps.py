@@ -17,7 +17,7 @@ from ddppm.core.io import read_parquet
 from ddppm.core.network import mixing_matrix, second_eigenvalue, validate_mixing_matrix
 from ddppm.core.partition import partition_rows, parts_from_assignment
 from ddppm.core.problem import DistributedProblem
-from ddppm.data import check_unit_ball, load_dataset, normalize
+from ddppm.data import Dataset, check_unit_ball, load_dataset, normalize
 
 
 def setup_logging(log_path: str | Path | None) -> logging.Logger:
@@ -41,16 +41,20 @@ def prepare_dataset(name: str, options: dict) -> tuple[pd.DataFrame, dict]:
 
     ``options`` is ``dataset_options.<name>`` with the schema's defaults filled in (:func:`dataset_config`).
     """
-    options = dict(options)
-    source = options.pop("source")
-    method = options.pop("normalization")
-    loader_args = {k: options.pop(k) for k in ("url", "sha256", "seed") if k in options}
-    dataset = load_dataset(name, source=source, **loader_args, **options)
-    X, info = normalize(dataset.matrix, method)
+    dataset = load_raw_dataset(name, options)
+    X, info = normalize(dataset.matrix, options["normalization"])
     check_unit_ball(X, key=f"dataset_options.{name}")
     frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
     frame.insert(0, "row_id", np.arange(X.shape[0]))
     return frame, {"dataset": dataset.meta, "normalization": info}
+
+
+def load_raw_dataset(name: str, options: dict) -> Dataset:
+    """The raw records of ``name`` (not normalised), as ``dataset_options.<name>`` (defaults filled) loads them."""
+    options = {k: v for k, v in options.items() if k not in ("normalization", "public_bounds")}
+    source = options.pop("source")
+    loader_args = {k: options.pop(k) for k in ("url", "sha256", "seed") if k in options}
+    return load_dataset(name, source=source, **loader_args, **options)
 
 
 def matrix_of(frame: pd.DataFrame) -> np.ndarray:

@@ -151,6 +151,28 @@ use rule common_figure as common_figure_setting with:
         f"{LOGS}/common/figure_{{setting}}_{{dataset}}.log",
 
 
+rule common_clipping:
+    """Common task: what the declared public bounds clip on each data set's raw records, and the error from clipping
+    alone (docs/privacy.md, "What is public")."""
+    output:
+        csv=f"{COMMON}/clipping.csv",
+        page=report(
+            html_twin(f"{COMMON}/clipping.csv"),
+            caption="../../report/common_clipping.rst",
+            category=COMMON_EXPERIMENT.title,
+            labels={"table": "clipping by the public bounds"},
+        ),
+    params:
+        cfg=global_params("common.datasets", "common.ranks", "dataset_options"),
+        code=code_of("common_clipping.py", methods=[]),
+    log:
+        f"{LOGS}/common/clipping.log",
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/common_clipping.py"
+
+
 rule common_peers:
     """Common task: diffprivlib and OpenDP PCA through their own APIs, as installed (the peers' environment), on one
     data set: the default run's points (common.peers), each with its time budget; unfinished fits are counted."""
@@ -226,15 +248,17 @@ rule common_task:
     input:
         COMMON_EXPERIMENT.targets(RESULTS),
         COMMON_FIGURES,
+        f"{COMMON}/clipping.csv",
 
 
-EXPERIMENT_TARGETS.extend(COMMON_EXPERIMENT.targets(RESULTS) + COMMON_FIGURES)
+EXPERIMENT_TARGETS.extend(COMMON_EXPERIMENT.targets(RESULTS) + COMMON_FIGURES + [f"{COMMON}/clipping.csv"])
 PROVENANCE_INPUTS.append(f"{COMMON}/summary.parquet")
 FINDINGS_INPUTS.append(COMMON_EXPERIMENT.findings_path(RESULTS))
 
 
 localrules:
     common_summary,
+    common_clipping,
     common_peers_full_summary,
     common_peers_full,
     common_figure,
