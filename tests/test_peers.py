@@ -82,6 +82,34 @@ def test_time_budget_stops_a_slow_fit_and_starts_no_more(stand_in: str) -> None:
     assert (fast.status == FINISHED).all(), "the next point gets a budget of its own"
 
 
+def test_a_budget_too_small_for_a_timer_starts_no_fit(stand_in: str) -> None:
+    """Below a millisecond of budget no fit starts (a sub-microsecond timer would disarm, not fire)."""
+    point = {"library": "diffprivlib", "k": 1, "eps": 100.0, "seeds": [1, 2]}
+    (fitted,) = peer_fits(stand_in, _rows(), [point], point_seconds=1e-7)
+    assert list(fitted.status) == [NOT_STARTED, NOT_STARTED]
+
+
+def test_a_fit_that_swallows_its_timeout_is_stopped_by_the_watchdog(
+    stand_in: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library that catches every exception in a loop swallows each timeout the re-raising timer sends: the
+    bridge's watchdog kills the process and says so, so the pipeline cannot hang."""
+    import ddppm.common.peers as peers
+
+    (tmp_path / "diffprivlib" / "models.py").write_text(
+        "import time\nimport numpy as np\nclass PCA:\n    def __init__(self, **kw):\n"
+        "        self.slow, self.k = kw['epsilon'] >= 100, kw['n_components']\n"
+        "    def fit(self, X):\n        while self.slow:\n            try:\n                time.sleep(1)\n"
+        "            except Exception:\n                pass\n"
+        "        self.components_ = np.eye(X.shape[1])[: self.k]\n        return self\n"
+    )
+    monkeypatch.setattr(peers, "WATCHDOG_SLACK", 0.5)
+    monkeypatch.setattr(peers, "WATCHDOG_MARGIN", 3.0)
+    point = {"library": "diffprivlib", "k": 1, "eps": 100.0, "seeds": [1]}
+    with pytest.raises(DDPPMError, match="ignored its timeout"):
+        peer_fits(stand_in, _rows(), [point], point_seconds=0.3)
+
+
 def test_peer_runs_are_the_common_task_format_and_summary_counts_unfinished(stand_in: str, tmp_path: Path) -> None:
     X = _rows()
     tasks = [CommonTask(X, (np.arange(20), np.arange(20, 40)), 1)]

@@ -85,11 +85,11 @@ def run_points(X: np.ndarray, points: list[dict], budget: float) -> dict[str, np
     out. Returns per point i ``V_i`` (runs, d, k; NaN where unfinished), ``seconds_i`` (per fit; NaN where
     unfinished), ``status_i`` (:data:`FINISHED`, :data:`TIMED_OUT`, :data:`NOT_STARTED`) and ``claimed_eps_i``
     (the library's own replace-one ε)."""
-    state = {"armed": False}
+    state = {"in_fit": False, "expired": False}
 
     def expire(signum, frame):
-        if state["armed"]:
-            state["armed"] = False
+        if state["in_fit"]:
+            state["expired"] = True
             raise FitTimeout()
 
     signal.signal(signal.SIGALRM, expire)
@@ -106,22 +106,26 @@ def run_points(X: np.ndarray, points: list[dict], budget: float) -> dict[str, np
         deadline = time.monotonic() + budget
         for run, seed in enumerate(seeds):
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 1e-3:
                 break
             start = time.perf_counter()
-            state["armed"] = True
-            signal.setitimer(signal.ITIMER_REAL, left)
+            state.update(in_fit=True, expired=False)
+            # A timer of less than a microsecond would disarm it; the interval re-raises a timeout a library swallowed.
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), 0.05)
             try:
-                V[run] = fit_diffprivlib(X, k, eps, int(seed)) if library == "diffprivlib" else fit_opendp(X, k, eps)
+                fitted = fit_diffprivlib(X, k, eps, int(seed)) if library == "diffprivlib" else fit_opendp(X, k, eps)
+                state["in_fit"] = False
             except Exception:
+                state["in_fit"] = False
                 # OpenDP wraps an exception raised inside its Python callback in its own: the flag tells a timeout.
-                if state["armed"]:
+                if not state["expired"]:
                     raise
                 status[run] = TIMED_OUT
                 break
             finally:
+                state["in_fit"] = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                state["armed"] = False
+            V[run] = fitted
             seconds[run] = time.perf_counter() - start
             status[run] = FINISHED
         out.update({f"V_{i}": V, f"seconds_{i}": seconds, f"status_{i}": status, f"claimed_eps_{i}": claimed})

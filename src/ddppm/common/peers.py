@@ -44,6 +44,9 @@ PEER_PYTHON = Path(__file__).resolve().parents[3] / ".venv-peers" / "bin" / "pyt
 """The peers' interpreter in a checkout (``requirements/install.sh`` builds it)."""
 
 BUILD_COMMAND = "requirements/install.sh"
+WATCHDOG_SLACK, WATCHDOG_MARGIN = 30.0, 60.0
+"""The peers' process is killed past every point's budget plus ``WATCHDOG_SLACK`` seconds per point and
+``WATCHDOG_MARGIN`` (start-up, imports): a fit that swallowed its timeouts cannot hang the pipeline."""
 
 _LOCK = Path(__file__).resolve().parents[3] / "requirements" / "peers.lock"
 PEERS_LOCK = hashlib.sha256(_LOCK.read_bytes()).hexdigest()[:16] if _LOCK.exists() else "no-lock"
@@ -71,8 +74,13 @@ def check_peer_environment(python: str | Path = PEER_PYTHON, key: str = "common.
         )
 
 
-def _call(python: str | Path, argv: list[str], what: str) -> None:
-    proc = subprocess.run([str(python), *argv], capture_output=True, text=True)
+def _call(python: str | Path, argv: list[str], what: str, timeout: float | None = None) -> None:
+    try:
+        proc = subprocess.run([str(python), *argv], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise DDPPMError(
+            f"{what}: the peers' process ran past its whole budget ({timeout:.0f} s): a fit ignored its timeout"
+        ) from None
     if proc.returncode != 0:
         raise DDPPMError(f"{what}: the peers' environment ({python}) failed:\n{proc.stderr[-3000:]}")
 
@@ -111,7 +119,9 @@ def peer_fits(
                   "seeds": [int(s) for s in p["seeds"]]} for p in points]  # fmt: skip
         budget = point_seconds if math.isfinite(point_seconds) else 1e9
         request.write_text(json.dumps({"rows": str(rows), "out": str(out), "points": clean, "point_seconds": budget}))
-        _call(python, [peer_library.__file__, str(request)], "peer_fits")
+        # A watchdog past every point's budget: a library that swallowed its timeouts cannot hang the pipeline.
+        watchdog = len(clean) * (budget + WATCHDOG_SLACK) + WATCHDOG_MARGIN if math.isfinite(point_seconds) else None
+        _call(python, [peer_library.__file__, str(request)], "peer_fits", watchdog)
         with np.load(out) as got:
             return [
                 PeerPoint(got[f"V_{i}"], got[f"seconds_{i}"], got[f"status_{i}"], float(got[f"claimed_eps_{i}"]))
