@@ -82,7 +82,7 @@ def bounds_from_entry(entry: dict[str, Any], d: int, key: str) -> PublicBounds:
     else:
         raise ConfigError(f"{key}: give `features` (one [lower, upper] per feature) or `all_features`")
     try:
-        return PublicBounds(pairs[:, 0], pairs[:, 1], str(entry.get("kind", "")), str(entry.get("source", "")))
+        return PublicBounds(pairs[:, 0], pairs[:, 1], str(entry.get("kind", "")), str(entry.get("source", "")).strip())
     except ConfigError as error:
         raise ConfigError(f"{key}: {error}") from None
 
