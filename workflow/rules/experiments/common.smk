@@ -163,7 +163,9 @@ rule common_clipping:
             labels={"table": "clipping by the public bounds"},
         ),
     params:
-        cfg=global_params("common.datasets", "common.ranks", "dataset_options"),
+        cfg=global_params("common.datasets", "common.ranks"),
+        # each data set's loader options and public bounds only (not its agents, network or Monte-Carlo layout)
+        loaders=lambda wc: {ds: job_params(config, ds, ("dataset",)) for ds in COMMON_DATASETS},
         code=code_of("common_clipping.py", methods=[]),
     log:
         f"{LOGS}/common/clipping.log",
