@@ -27,6 +27,7 @@ import numpy as np
 import yaml
 
 from ddppm.core.errors import ConfigError
+from ddppm.core.metrics import subspace_distance
 
 RAW_RECORDS, PREPARED_ROWS = "raw_records", "prepared_rows"
 SCOPES = (RAW_RECORDS, PREPARED_ROWS)
@@ -136,12 +137,6 @@ def _top_k(Z: np.ndarray, k: int) -> np.ndarray:
     return vectors[:, ::-1][:, :k]
 
 
-def _subspace_error(V_hat: np.ndarray, V: np.ndarray) -> float:
-    """‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) for orthonormal bases (the common task's metric)."""
-    k = V.shape[1]
-    return float(np.sqrt(max(0.0, 2 * k - 2 * np.sum((V.T @ V_hat) ** 2)) / (2 * k)))
-
-
 def clipping(X: np.ndarray, bounds: PublicBounds, ranks: tuple[int, ...] = (1, 3)) -> Clipping:
     """Measure :class:`Clipping` for the raw records ``X`` (the non-private target: PCA of ``X`` standardised with
     its true column means and standard deviations)."""
@@ -154,5 +149,6 @@ def clipping(X: np.ndarray, bounds: PublicBounds, ranks: tuple[int, ...] = (1, 3
     ranks = tuple(k for k in ranks if k < X.shape[1])
     if not moved.any():  # the same matrix: no bias (not eigh's round-off)
         return Clipping(0.0, 0.0, dict.fromkeys(ranks, 0.0))
-    bias = {k: _subspace_error(_top_k(after, k), _top_k(target, k)) for k in ranks}
+    # ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) = ‖sin Θ‖_F/√k, the common task's metric
+    bias = {k: subspace_distance(_top_k(after, k), _top_k(target, k)) / np.sqrt(k) for k in ranks}
     return Clipping(float(moved.mean()), float(moved.any(axis=1).mean()), bias)
