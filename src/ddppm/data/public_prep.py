@@ -18,6 +18,7 @@ by its standard deviations, where wanted, are Gaussian mechanisms with their own
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -63,6 +64,12 @@ class PublicBounds:
     @property
     def d(self) -> int:
         return int(self.lower.size)
+
+
+def declared_bounds_digest() -> str:
+    """A digest of the declared bounds file: a job that reads the bounds records it, so editing them (data, not
+    code) reruns it."""
+    return hashlib.sha256(BOUNDS_FILE.read_bytes()).hexdigest()[:16]
 
 
 @cache
