@@ -14,7 +14,7 @@ from ddppm.common.adjacency import release_sensitivity
 from ddppm.common.bounds import bounds_at_points
 from ddppm.common.certified import certified_delta, composed_mu
 from ddppm.common.run import run_methods, summarise, which_method
-from ddppm.common.settings import STANDARD, common_setting, common_settings
+from ddppm.common.settings import PREPARED, STANDARD, common_setting, common_settings
 from ddppm.config import validate_config
 from ddppm.core.errors import ConfigError
 from ddppm.experiments.common import findings, second_setting_findings
@@ -33,11 +33,15 @@ def _config() -> dict:
 def test_settings_pair_the_journal_grid_with_its_limits() -> None:
     config = _config()
     settings = common_settings(config)
-    assert list(settings) == [STANDARD, "distance_one", "journal_delta_limits"]
+    assert list(settings) == [STANDARD, PREPARED, "distance_one", "journal_delta_limits"]
     section = config["common"]
     standard = settings[STANDARD]
     assert standard.adjacency == "replace_one" and standard.datasets == section["datasets"]
     assert all(limit == section["delta"] for pts in standard.points.values() for _, limit in pts)
+    # the standard setting covers the raw records; every second one the prepared rows, which the old standard drew
+    assert standard.scope == "raw_records" and standard.draws == ""
+    assert {s.scope for name, s in settings.items() if name != STANDARD} == {"prepared_rows"}
+    assert settings[PREPARED].points == standard.points and settings[PREPARED].draws == STANDARD
     assert settings["distance_one"].adjacency == "distance_one"
     assert settings["distance_one"].points == standard.points
     journal = settings["journal_delta_limits"]
@@ -62,6 +66,33 @@ def test_a_setting_that_cannot_be_built_names_the_key(edit, message) -> None:
     edit(config)
     with pytest.raises(ConfigError, match=message):
         common_settings(config)
+
+
+def test_a_data_set_that_cannot_run_from_its_records_stops_before_any_job(monkeypatch) -> None:
+    """No declared bounds, a normalisation with no end-to-end route, or draws that do not divide the runs: the
+    config's validation (before any job) names the key to fix."""
+    import yaml
+
+    import ddppm.data.public_prep as public_prep
+
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    declared = {k: v for k, v in public_prep._declared().items() if k != "wine"}
+    monkeypatch.setattr(public_prep, "_declared", lambda: declared)
+    with pytest.raises(ConfigError, match=r"dataset_options\.wine\.public_bounds: 'wine' has no public bounds"):
+        validate_config(copy.deepcopy(raw))
+    given = copy.deepcopy(raw)
+    given["dataset_options"]["wine"]["public_bounds"] = {"kind": "declared", "source": "a test",
+                                                         "all_features": [0, 2000]}  # fmt: skip
+    assert validate_config(given)["dataset_options"]["wine"]["public_bounds"]["all_features"] == [0, 2000]
+    monkeypatch.undo()
+    sphere = copy.deepcopy(raw)
+    sphere["dataset_options"]["wine"]["normalization"] = "sphere"
+    with pytest.raises(ConfigError, match=r"dataset_options\.wine\.normalization: 'sphere' has no end-to-end"):
+        validate_config(sphere)
+    draws = copy.deepcopy(raw)
+    draws["common"] = {"runs": 25, "preprocessing": {"draws": 10}}
+    with pytest.raises(ConfigError, match=r"common\.preprocessing\.draws = 10 must divide common\.runs = 25"):
+        validate_config(draws)
 
 
 def test_validation_refuses_a_setting_the_schema_does_not_know() -> None:
@@ -159,7 +190,7 @@ def test_findings_state_each_second_setting_with_numbers() -> None:
     assert len(lines) == 1 and lines[0].startswith("Setting journal_delta_limits, toy, k = 1: at ε = 5 (δ ≤ 0.008)")
     journal = which[which["setting"] == "journal_delta_limits"]
     local = journal[(journal["eps"] == 5.0) & (journal["trust_model"] == "local")]
-    assert f"error {local['error_mean'].iloc[0]:.3f}" in lines[0] and "standard setting:" in lines[0]
+    assert f"error {local['error_mean'].iloc[0]:.3f}" in lines[0] and "from the raw records:" in lines[0]
     section = {"delta": 1e-5, "adjacency": "replace_one", "runs": 4, "iterations": 4}
     standard_lines = findings(which, summary, section)
     assert standard_lines[-1] == lines[0] and sum("toy, k = 1, ε = 5" in line for line in standard_lines) == 1

@@ -96,9 +96,13 @@ def test_outputs_exist_with_schema(tiny_run):
         assert (res / "figures" / name).stat().st_size > 1000
     summary = pd.read_csv(res / "tables" / "summary.csv")
     assert set(summary["dataset"]) == set(config["datasets"])
-    # every row names what its δ covers: the journal keeps the paper's preprocessing, and so does the common task
+    # every row names what its δ covers: the journal keeps the paper's preprocessing; the common task's standard
+    # setting runs from the raw records, its second settings on the prepared rows
     common = pd.read_csv(res / "common" / "summary.csv")
-    assert set(summary["scope"]) == set(common["scope"]) == {"prepared_rows"}
+    assert set(summary["scope"]) == {"prepared_rows"}
+    assert set(common[common["setting"] == "standard"]["scope"]) == {"raw_records"}
+    assert set(common[common["setting"] != "standard"]["scope"]) == {"prepared_rows"}
+    assert common[common["setting"] == "standard"]["delta"].dropna().le(config["common"]["delta"] * (1 + 1e-9)).all()
     clipped = pd.read_csv(res / "common" / "clipping.csv")
     assert list(clipped["dataset"]) == config["common"]["datasets"] and clipped["bounds_source"].str.len().gt(10).all()
     assert set(summary["threat_model"]) == {*models, "none"}

@@ -8,7 +8,7 @@ from ddppm.data import DATASETS as KNOWN_DATASETS
 from ddppm.data.public_prep import declared_bounds_digest
 from ddppm.config import validate_config
 from ddppm.experiments import get_experiment
-from ddppm.experiments.common import searched_datasets
+from ddppm.experiments.common import raw_records_params, searched_datasets
 from ddppm.methods import available_methods, calibrated_methods, get_method
 from ddppm.methods.peers import peer_uses
 from ddppm.pipeline.code import job_code_version

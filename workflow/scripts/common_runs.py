@@ -8,6 +8,7 @@ log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 dataset, setting = snakemake.wildcards.dataset, snakemake.wildcards.setting
 problem = problem_from_files(snakemake.input.data, snakemake.input.partition, snakemake.input.network)
-runs = runs_of_dataset(problem, dataset, cfg, setting)
+loader = snakemake.params.records.get("dataset")  # the standard setting's raw records (empty for the others)
+runs = runs_of_dataset(problem, dataset, cfg, setting, loader)
 write_parquet(runs, snakemake.output[0], {"config_hash": cfg["config_hash"], "dataset": dataset, "setting": setting})
 log.info("%s, setting %s: %d runs of %d methods", dataset, setting, len(runs), runs["method"].nunique())

@@ -89,6 +89,12 @@ class CommonTaskMethod(ABC):
     """Where the method comes from (a paper, or ``standard``), for the tables."""
     runs_common_task: ClassVar[bool] = True
     """False for a method that implements the interface but coincides with another one on the common task."""
+    pure_dp: ClassVar[bool] = False
+    """True for a pure ε-DP method (no Gaussian releases): composed with the private preprocessing by
+    :func:`ddppm.common.budget.pure_and_gaussian_delta` instead of in μ²."""
+    preprocessing_party: ClassVar[str] = ""
+    """Who releases the private preprocessing's sums in the end-to-end setting (:data:`ddppm.common.preprocessing.
+    PARTIES`); empty: the trust model's (a curator for ``central`` and ``secure_aggregation``, each agent else)."""
 
     def common_style(self) -> dict[str, Any]:
         """Legend entry and line style on the common task (the method's own by default)."""

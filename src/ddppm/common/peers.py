@@ -148,11 +148,13 @@ def peer_runs(
     python: str | Path = PEER_PYTHON,
 ) -> pd.DataFrame:
     """Every run of every peer library (``methods``: registered :class:`ddppm.methods.peers.PeerLibrary`
-    instances by name) at every (k, ε) of ``tasks`` × ``eps_grid``, in the common task's runs format, standard
-    setting, with the columns ``finished`` and ``correct_law_error`` (the error of a draw from the Bingham law
-    with the library's own ε split: :meth:`~ddppm.methods.peers.PeerLibrary.correct_law`, every run, finished
-    or not). One peers' process serves them all."""
+    instances by name) at every (k, ε) of ``tasks`` × ``eps_grid``, in the common task's runs format, setting
+    ``prepared_rows`` (the libraries' own preprocessing is not run: docs/peers.md), with the columns
+    ``finished`` and ``correct_law_error`` (the error of a draw from the Bingham law with the library's own ε
+    split: :meth:`~ddppm.methods.peers.PeerLibrary.correct_law`, every run, finished or not). One peers'
+    process serves them all."""
     from ddppm.common.run import run_rows
+    from ddppm.common.settings import PREPARED
 
     plan, points = [], []
     for task in tasks:
@@ -170,7 +172,7 @@ def peer_runs(
         V = np.where(point.finished[:, None, None], point.V, 0.0)
         V = np.linalg.qr(V)[0]  # the library's components are orthonormal up to round-off
         frame = run_rows(task, name, method, calibrated, V, float(np.nanmean(point.seconds)) if point.finished.any()
-                         else float("nan"), dataset=dataset)  # fmt: skip
+                         else float("nan"), dataset=dataset, setting=PREPARED)  # fmt: skip
         frame["finished"] = point.finished
         frame.loc[~point.finished, ["error", "captured_variance"]] = np.nan
         rngs = run_generators(seed, (dataset, task.k, name, float(calibrated.eps), "correct_law"), range(runs))

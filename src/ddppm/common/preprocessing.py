@@ -1,68 +1,150 @@
-"""Private preprocessing with a declared share of the budget (docs/privacy.md, "What is public").
+"""Private standardisation with a declared share of the budget (docs/privacy.md, "What is public").
 
-After the public preparation (:func:`ddppm.data.public_prep.prepare_public`: rows in the unit ball, each a
-function of its own record and the declared bounds), centring at the data's mean reads every row, so it is a
-mechanism: the Gaussian mechanism on the mean of the rows. One replaced record moves one row by at most 2 in L2
-norm (both lie in the unit ball), so the mean moves by at most Δ = 2/n (n is public under replace-one), and
-``mean + N(0, σ² I)`` is ``μ = Δ/σ``-GDP. The centred rows ``clip₁(z_i − mean̂)`` (each row's norm clipped to 1)
-depend on row i and the release only: post-processing.
+After the public preparation (:func:`ddppm.data.public_prep.prepare_public`: every coordinate in [−1, 1]/√d, so
+every row in the unit ball, each a function of its own record and the declared bounds), centring at the data's
+mean and scaling by its standard deviations read every row: they are mechanisms. Both are Gaussian mechanisms on
+sums released by the **parties** the method's trust model allows (:func:`preprocessing_party`):
 
-The budget: the target (ε, δ) of a run is ``μ*``-GDP with ``μ*`` the GDP parameter whose δ at ε is δ (Dong, Roth &
-Su 2022; :func:`gdp_mu`). Gaussian releases compose exactly in μ², so a share ``s`` of ``μ*²`` goes to the
-preprocessing (``μ_pre = √s μ*``) and the rest to the method (``μ_method = √(1 − s) μ*``): together exactly
-``μ*``, hence exactly δ at ε (:func:`split_budget`; checked against dp-accounting's PLD accountant). This holds
-for a trusted curator who computes the mean; a method with no trusted party needs the mean released locally too
-(each agent's noisy sum), which costs more noise (not here yet).
+* ``curator``: one party sees every row (a trusted curator, or secure aggregation of the agents' sums with one
+  Gaussian noise): the sums carry one noise;
+* ``agents``: no trusted party: each of the m agents publishes its own noisy sums, m noises in the total;
+* ``individuals``: each individual randomises its own record (local DP), n noises in the total.
+
+Each party's release of the sum of its rows has L2 sensitivity :data:`SUM_SENSITIVITY` = 2 (one replaced record
+moves its row within the box, whose diagonal is 2), and of the sum of its squared rows ``√(2/d)``
+(:func:`squares_sensitivity`: the squares are non-negative with ``Σ_j z_j⁴ ≤ max_j z_j² Σ_j z_j² ≤ 1/d``). With
+noises σ_sum and σ_squares a record's whole preprocessing is ``μ_pre``-GDP,
+``μ_pre² = (2/σ_sum)² + (√(2/d)/σ_squares)²``, from its own party's view (the other parties' releases do not
+depend on it). :func:`preprocessing_noise` splits ``μ_pre²`` between the two (``scale_share`` to the squares).
+
+:func:`private_standardise` then computes, from the released sums only (post-processing),
+
+    m̂ = (Σ z_i + N(0, p σ_sum² I)) / n,   v̂_j = max((Σ z_ij² + N(0, p σ_squares²)) / n − m̂_j², floor),
+    w_i = clip₁((z_i − m̂) / √v̂ / (c √d)),
+
+with p the number of parties, ``floor`` a public multiple of v̂'s noise standard deviation (a feature whose
+variance drowns in the noise is not blown up) and c = ``row_scale`` (standardised rows have mean squared norm d,
+so c = 2 clips only rows more than twice that norm). Row i depends on record i and the releases only. The
+budget of the whole route is :mod:`ddppm.common.budget`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ddppm.common.base import GaussianRelease
-from ddppm.common.certified import noise_multiplier
 from ddppm.core.errors import PrivacyError
 
+SUM_SENSITIVITY = 2.0
+"""L2 sensitivity of a party's sum of publicly prepared rows under replace-one (the box's diagonal)."""
 
-def gdp_mu(eps: float, delta: float) -> float:
-    """The μ whose μ-GDP guarantee has exactly δ at ε: ``1 / (the analytic Gaussian σ/Δ of one release)``."""
-    return 1.0 / noise_multiplier(eps, delta)
-
-
-@dataclass(frozen=True)
-class BudgetSplit:
-    """``mu_total`` (the target's μ), the preprocessing's ``mu_pre`` and the method's ``mu_method``, with
-    ``mu_pre² + mu_method² = mu_total²``."""
-
-    mu_total: float
-    mu_pre: float
-    mu_method: float
+PARTIES = ("curator", "agents", "individuals")
+PARTY_OF_TRUST = {"central": "curator", "secure_aggregation": "curator", "gossip": "agents", "local": "agents"}
+"""Who releases the preprocessing's sums, by the method's trust model (a method whose individuals do not trust
+their agent says ``individuals`` itself: :attr:`ddppm.common.base.CommonTaskMethod.preprocessing_party`)."""
 
 
-def split_budget(eps: float, delta: float, share: float) -> BudgetSplit:
-    """Give ``share`` of the target's μ² to the preprocessing and the rest to the method (module docstring)."""
-    if not 0 <= share < 1:
-        raise PrivacyError(f"preprocessing share must be in [0, 1), got {share!r} (the method needs some budget)")
-    mu = gdp_mu(eps, delta)
-    return BudgetSplit(mu, float(np.sqrt(share) * mu), float(np.sqrt(1 - share) * mu))
+def preprocessing_party(method: Any) -> str:
+    """Who releases the preprocessing's sums for ``method``: its own ``preprocessing_party`` or its trust model's."""
+    return getattr(method, "preprocessing_party", "") or PARTY_OF_TRUST[method.trust_model]
 
 
 def mean_sensitivity(n: int) -> float:
-    """L2 sensitivity of the mean of n rows in the unit ball under replace-one: 2/n."""
-    return 2.0 / n
+    """L2 sensitivity of the mean of n publicly prepared rows under replace-one: 2/n."""
+    return SUM_SENSITIVITY / n
 
 
-def private_centring(Z: np.ndarray, mu: float, rng: np.random.Generator) -> tuple[np.ndarray, GaussianRelease]:
-    """Centre the rows ``Z`` (unit ball) at a Gaussian release of their mean with GDP parameter ``mu``, then clip
-    each row's norm to 1. Returns the centred rows and the release (sensitivity, σ) for the accounting."""
+def squares_sensitivity(d: int) -> float:
+    """L2 sensitivity of a party's sum of squared rows (coordinates in [−1, 1]/√d): √(2/d)."""
+    return float(np.sqrt(2.0 / d))
+
+
+@dataclass(frozen=True)
+class PreprocessingPlan:
+    """The private preprocessing of ``common.preprocessing``: ``share`` of the target's μ² for it, ``scale``
+    (also divide by private standard deviations), ``scale_share`` (of the preprocessing's μ², for the squares),
+    ``row_scale`` (c) and ``variance_floor`` (in standard deviations of v̂'s noise)."""
+
+    share: float = 0.25
+    scale: bool = True
+    scale_share: float = 0.5
+    row_scale: float = 2.0
+    variance_floor: float = 3.0
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any]) -> PreprocessingPlan:
+        keys = ("share", "scale", "scale_share", "row_scale", "variance_floor")
+        return cls(**{k: section[k] for k in keys if k in section})
+
+
+@dataclass(frozen=True)
+class PreprocessingNoise:
+    """Per party, the noise of its released sum (``sigma_sum``) and sum of squares (``sigma_squares``, NaN when
+    not scaling), the number of parties, and the releases one record's party makes (for the accounting)."""
+
+    parties: int
+    sigma_sum: float
+    sigma_squares: float
+    releases: tuple[GaussianRelease, ...]
+
+    @property
+    def mu(self) -> float:
+        return float(np.sqrt(sum((r.sensitivity / r.sigma) ** 2 * r.count for r in self.releases)))
+
+
+def preprocessing_noise(plan: PreprocessingPlan, mu_pre: float, d: int, parties: int) -> PreprocessingNoise:
+    """The noises that make one record's preprocessing exactly ``mu_pre``-GDP (module docstring)."""
+    if mu_pre <= 0:
+        raise PrivacyError("private preprocessing needs a positive share of the budget (common.preprocessing.share)")
+    mu_squares = np.sqrt(plan.scale_share) * mu_pre if plan.scale else 0.0
+    mu_sum = np.sqrt(mu_pre**2 - mu_squares**2)
+    releases = [GaussianRelease(SUM_SENSITIVITY, SUM_SENSITIVITY / mu_sum)]
+    sigma_squares = float("nan")
+    if plan.scale:
+        sigma_squares = squares_sensitivity(d) / mu_squares
+        releases.append(GaussianRelease(squares_sensitivity(d), sigma_squares))
+    return PreprocessingNoise(int(parties), float(SUM_SENSITIVITY / mu_sum), float(sigma_squares), tuple(releases))
+
+
+@dataclass(frozen=True)
+class Released:
+    """What the preprocessing releases, post-processed: the mean ``mean`` and (when scaling) the floored variances
+    ``variance`` (None: centre only)."""
+
+    mean: np.ndarray
+    variance: np.ndarray | None
+
+
+def release_statistics(
+    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
+) -> Released:
+    """The released mean (and variances) of the publicly prepared rows ``Z`` (module docstring). The p parties'
+    noises enter the totals as one Gaussian of variance p σ² (the same law as the sum of their releases)."""
     Z = np.asarray(Z, float)
-    if mu <= 0:
-        raise PrivacyError("private centring needs a positive share of the budget (mu > 0)")
-    sensitivity = mean_sensitivity(Z.shape[0])
-    sigma = sensitivity / mu
-    mean_hat = Z.mean(axis=0) + rng.normal(0.0, sigma, Z.shape[1])
-    centred = Z - mean_hat
-    norms = np.linalg.norm(centred, axis=1, keepdims=True)
-    return centred / np.maximum(norms, 1.0), GaussianRelease(sensitivity, sigma)
+    n, d = Z.shape
+    spread = np.sqrt(noise.parties)
+    mean_hat = (Z.sum(axis=0) + spread * noise.sigma_sum * rng.standard_normal(d)) / n
+    if not plan.scale:
+        return Released(mean_hat, None)
+    squares_hat = ((Z**2).sum(axis=0) + spread * noise.sigma_squares * rng.standard_normal(d)) / n
+    floor = plan.variance_floor * spread * noise.sigma_squares / n
+    return Released(mean_hat, np.maximum(squares_hat - mean_hat**2, floor))
+
+
+def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan) -> np.ndarray:
+    """Each row centred at the released mean (and divided by the released standard deviations and by c√d), then
+    clipped to the unit ball: row i depends on row i and the releases only."""
+    rows = np.asarray(Z, float) - released.mean
+    if released.variance is not None:
+        rows = rows / np.sqrt(released.variance) / (plan.row_scale * np.sqrt(rows.shape[1]))
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1.0)
+
+
+def private_standardise(
+    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
+) -> np.ndarray:
+    """:func:`standardise_rows` at :func:`release_statistics` (module docstring)."""
+    return standardise_rows(Z, release_statistics(Z, noise, plan, rng), plan)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
 from ddppm.common.base import common_task_methods
 from ddppm.common.settings import STANDARD
@@ -118,7 +119,9 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (setting, scope, dataset, k, method, ε): mean error with its 95 % confidence interval (normal approximation),
     mean captured variance, and the calibration and cost columns (constant within a group). Runs with
     ``finished`` False (a peer library's fit stopped by its time budget, :mod:`ddppm.common.peers`) count in
-    ``n_unfinished``, not in the statistics."""
+    ``n_unfinished``, not in the statistics. Runs that share a preprocessing draw (column ``draw``, the
+    end-to-end setting: :mod:`ddppm.common.raw_records`) are not independent: their interval is Student's over
+    the draws' means."""
     constant = ["delta_limit", "delta", "feasible", "sigma", "noise_multiplier", "floats_per_agent", "rounds",
                 "memory", "chance_error"]  # fmt: skip
 
@@ -126,10 +129,12 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
         # NaN (a method without the column, concatenated with a peer's runs) counts as finished.
         finished = group["finished"].ne(False).to_numpy() if "finished" in group else np.ones(len(group), bool)
         errors = group["error"].to_numpy(float)[finished]
-        half = 1.96 * errors.std(ddof=1) / np.sqrt(errors.size) if errors.size > 1 else np.nan
+        half = _half_width(errors, group["draw"].to_numpy()[finished] if "draw" in group else None)
         mean = errors.mean() if errors.size else np.nan
         captured = group["captured_variance"].to_numpy(float)[finished]
         out = {c: group[c].iloc[0] for c in constant}
+        if "preprocessing" in group:  # who released the private standardisation's sums (end-to-end setting)
+            out["preprocessing"] = group["preprocessing"].iloc[0]
         out.update(
             n_runs=errors.size,
             n_unfinished=int((~finished).sum()),
@@ -150,6 +155,17 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     scope = runs["scope"].fillna(PREPARED_ROWS) if "scope" in runs else PREPARED_ROWS
     runs = runs.assign(scope=scope, setting=runs["setting"] if "setting" in runs else STANDARD)
     return runs.groupby(SUMMARY_KEYS, sort=False).apply(stats, include_groups=False).reset_index()
+
+
+def _half_width(errors: np.ndarray, draws: np.ndarray | None) -> float:
+    """Half the 95 % interval of the mean: normal over runs, or Student's t over the means of each draw's runs (the
+    draws serve equal numbers of runs, so the mean of their means is the mean)."""
+    if draws is not None and not pd.isna(draws).all():
+        means = pd.Series(errors).groupby(np.asarray(draws)).mean().to_numpy()
+        if means.size < 2:
+            return float("nan")
+        return float(student_t.ppf(0.975, means.size - 1) * means.std(ddof=1) / np.sqrt(means.size))
+    return float(1.96 * errors.std(ddof=1) / np.sqrt(errors.size)) if errors.size > 1 else float("nan")
 
 
 TRUST_ORDER = {"central": 0, "secure_aggregation": 1, "gossip": 2, "local": 2}

@@ -2,24 +2,31 @@
 
 A setting fixes the adjacency and, per data set, the (ε, δ limit) points every method is calibrated to:
 
-* ``standard``: the grid ``common.epsilons`` at the one limit ``common.delta`` (10⁻⁵ by default, below 1/n for
-  every data set), adjacency ``common.adjacency``, on every data set of ``common.datasets``. The "which method"
-  answer of the README is this setting's.
-* ``distance_one``: the same points under the other adjacency, the journal's ``‖x − x′‖ ≤ 1`` (smaller
-  sensitivities, :mod:`ddppm.common.adjacency`): what the weaker neighbour notion buys. It is the standard's
-  twin (it reuses the standard's random draws, so the comparison is paired), so it is refused when
+* ``standard``: **from the raw records** (scope ``raw_records``, :mod:`ddppm.common.raw_records`): public
+  preparation by declared bounds, private standardisation with ``common.preprocessing.share`` of the budget,
+  then the method; the grid ``common.epsilons`` at the one limit ``common.delta`` (10⁻⁵ by default, below 1/n
+  for every data set), adjacency ``common.adjacency`` (of raw records), on every data set of
+  ``common.datasets``; error against the PCA of the truly standardised records. The "which method" answer of
+  the README is this setting's.
+* ``prepared_rows``: the same points on the rows the pipeline's ``normalize`` prepares (it reads every record
+  without privacy, so the (ε, δ) covers those rows, not the records), error against their own PCA: what the
+  methods cost when preprocessing is free. Its random draws are the unlabelled stream (``draws="standard"``, the
+  standard setting's before the end-to-end one existed), so its numbers are those of earlier runs.
+* ``distance_one``: the prepared rows' points under the other adjacency, the journal's ``‖x − x′‖ ≤ 1``
+  (smaller sensitivities, :mod:`ddppm.common.adjacency`): what the weaker neighbour notion buys. It is
+  ``prepared_rows``' twin (it reuses its random draws, so the comparison is paired), so it is refused when
   ``common.adjacency`` already is ``distance_one``.
 * ``journal_delta_limits``: the journal's own points, the top-level ``epsilons`` with ``delta_limits.<name>``
   (one limit per ε, §IV-B of the journal paper), on the data sets that have limits; adjacency
   ``common.adjacency``. These limits are far looser than 10⁻⁵ at small ε (0.38 at ε = 1), which is where a
-  method whose δ has a data-dependent floor could still meet one.
+  method whose δ has a data-dependent floor could still meet one (prepared rows: the journal's preprocessing).
 
 Which second settings run is ``common.settings``.
 
 Every setting names its **scope**, what its (ε, δ) covers (:data:`ddppm.data.public_prep.SCOPES`):
-``prepared_rows`` (the rows after the pipeline's preprocessing, which reads every record without privacy:
-docs/privacy.md, "What is public") or ``raw_records`` (the records themselves: only public inputs shape the
-rows). Every setting today is ``prepared_rows``.
+``raw_records`` (the records themselves: only public inputs shape rows outside a mechanism; the standard
+setting) or ``prepared_rows`` (the rows after the pipeline's preprocessing, which reads every record without
+privacy: docs/privacy.md, "What is public"; every second setting).
 """
 
 from __future__ import annotations
@@ -28,14 +35,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddppm.core.errors import ConfigError
-from ddppm.data.public_prep import PREPARED_ROWS
+from ddppm.data.public_prep import PREPARED_ROWS, RAW_RECORDS
 
 STANDARD = "standard"
-SECOND_SETTINGS = ("distance_one", "journal_delta_limits")
+PREPARED = "prepared_rows"
+"""Today's rows before the end-to-end setting: the pipeline's normalised rows (scope ``prepared_rows``)."""
+SECOND_SETTINGS = (PREPARED, "distance_one", "journal_delta_limits")
 SETTING_TITLES = {
-    STANDARD: "δ = {delta:g}, adjacency {adjacency}",
-    "distance_one": "δ = {delta:g}, adjacency distance_one (the journal's ‖x − x′‖ ≤ 1)",
-    "journal_delta_limits": "the journal's δ limits (one per ε), adjacency {adjacency}",
+    STANDARD: "from the raw records (private standardisation), δ = {delta:g}, adjacency {adjacency}",
+    PREPARED: "prepared rows (preprocessing not covered), δ = {delta:g}, adjacency {adjacency}",
+    "distance_one": "prepared rows, δ = {delta:g}, adjacency distance_one (the journal's ‖x − x′‖ ≤ 1)",
+    "journal_delta_limits": "prepared rows, the journal's δ limits (one per ε), adjacency {adjacency}",
 }
 
 
@@ -48,8 +58,9 @@ class Setting:
     adjacency: str
     points: dict[str, tuple[tuple[float, float], ...]]
     draws: str = ""
-    """The setting whose random draws this one reuses (``standard`` for ``distance_one``: same points, only σ
-    changes, so the comparison is paired run for run); empty: its own."""
+    """The stream whose random draws this one reuses (``standard``, the unlabelled stream, for ``prepared_rows``
+    and ``distance_one``: same points, only σ changes between them, so the comparison is paired run for run);
+    empty: its own."""
     scope: str = PREPARED_ROWS
     """What its (ε, δ) covers (:data:`ddppm.data.public_prep.SCOPES`)."""
 
@@ -72,10 +83,12 @@ def common_setting(name: str, config: dict[str, Any]) -> Setting:
     top-level ``epsilons`` and ``delta_limits``). Raises :class:`ConfigError` naming the key to fix."""
     section = config["common"]
     datasets = list(section["datasets"])
-    if name in (STANDARD, "distance_one"):
+    if name in (STANDARD, PREPARED, "distance_one"):
         standard = tuple((float(e), float(section["delta"])) for e in section["epsilons"])
         if name == STANDARD:
-            return Setting(STANDARD, section["adjacency"], {ds: standard for ds in datasets})
+            return Setting(STANDARD, section["adjacency"], {ds: standard for ds in datasets}, scope=RAW_RECORDS)
+        if name == PREPARED:
+            return Setting(PREPARED, section["adjacency"], {ds: standard for ds in datasets}, draws=STANDARD)
         if section["adjacency"] == "distance_one":
             raise ConfigError(
                 "common.settings: `distance_one` repeats the standard setting (common.adjacency is distance_one); "
@@ -109,7 +122,8 @@ def common_settings(config: dict[str, Any]) -> dict[str, Setting]:
 
 def setting_config_keys(name: str) -> tuple[str, ...]:
     """The config keys a job of setting ``name`` reads besides the section's method keys (so that changing the
-    journal's limits reruns only that setting's jobs)."""
+    journal's limits reruns only that setting's jobs, and the preprocessing only the standard's)."""
     if name == "journal_delta_limits":
         return ("common.datasets", "common.adjacency", "epsilons", "delta_limits")
-    return ("common.datasets", "common.adjacency", "common.epsilons", "common.delta")
+    keys = ("common.datasets", "common.adjacency", "common.epsilons", "common.delta")
+    return (*keys, "common.preprocessing") if name == STANDARD else keys

@@ -80,8 +80,12 @@ class CommonTask:
 
     def local_gram(self, agent: int) -> np.ndarray:
         """``X_jᵀX_j`` of agent ``j`` (the local second-moment matrix, unnormalised)."""
-        rows = self.X[self.parts[agent]]
-        return rows.T @ rows
+        return self.local_grams[agent]
+
+    @cached_property
+    def local_grams(self) -> np.ndarray:
+        """Every agent's ``X_jᵀX_j`` (m × d × d), computed once per task."""
+        return np.stack([self.X[part].T @ self.X[part] for part in self.parts])
 
     @cached_property
     def row_factor(self) -> np.ndarray:

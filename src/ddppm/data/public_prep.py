@@ -10,10 +10,14 @@ the only inputs besides a row itself are **public**: per-feature bounds declared
 
     clip(x, lower, upper) → (x − c) / h → / √d,      c = (lower + upper)/2,  h = (upper − lower)/2,
 
-so every coordinate lies in [−1, 1]/√d and every row in the unit ball, and row i is a function of raw record i
-alone: one replaced record changes its own row and no other, bit for bit. Centring at the data's mean and scaling
-by its standard deviations, where wanted, are Gaussian mechanisms with their own share of the budget (not here).
-:func:`clipping` measures what the bounds cost before any noise.
+for a data set the analyst standardises (``normalization: standardize``), so every coordinate lies in [−1, 1]/√d
+and every row in the unit ball; for one the analyst only rescales (``normalization: scale``: its directions are
+those of the raw second moment, so no shift and no per-feature scaling), ``clip(x, lower, upper) / R`` with R the
+declared row-norm bound (``row_norm``, rows beyond it clipped to norm 1) or the norm of the box's farthest corner.
+Row i is a function of raw record i alone: one replaced record changes its own row and no other, bit for bit.
+Centring at the data's mean and scaling by its standard deviations are Gaussian mechanisms with their own share
+of the budget (:mod:`ddppm.common.preprocessing`). :func:`reference_rows` is what a non-private analyst computes
+(the target), :func:`clipping` what the bounds cost before any noise.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ class PublicBounds:
     kind: str
     source: str
     meta: dict[str, Any] = field(default_factory=dict)
+    row_norm: float | None = None
+    """A declared bound on a raw record's norm (optional; used where the analyst only rescales)."""
 
     def __post_init__(self) -> None:
         if self.lower.shape != self.upper.shape or self.lower.ndim != 1:
@@ -60,6 +66,8 @@ class PublicBounds:
             raise ConfigError(f"public_bounds.kind: {self.kind!r} is not one of {SOURCE_KINDS}")
         if not self.source.strip():
             raise ConfigError("public_bounds.source: say where the bounds come from (documentation, construction)")
+        if self.row_norm is not None and not (np.isfinite(self.row_norm) and self.row_norm > 0):
+            raise ConfigError(f"public_bounds.row_norm: {self.row_norm!r} must be a positive number")
 
     @property
     def d(self) -> int:
@@ -89,10 +97,22 @@ def bounds_from_entry(entry: dict[str, Any], d: int, key: str) -> PublicBounds:
         pairs = np.tile(np.asarray(entry["all_features"], float), (d, 1))
     else:
         raise ConfigError(f"{key}: give `features` (one [lower, upper] per feature) or `all_features`")
+    row_norm = entry.get("row_norm")
     try:
-        return PublicBounds(pairs[:, 0], pairs[:, 1], str(entry.get("kind", "")), str(entry.get("source", "")).strip())
+        return PublicBounds(pairs[:, 0], pairs[:, 1], str(entry.get("kind", "")), str(entry.get("source", "")).strip(),
+                            row_norm=None if row_norm is None else float(row_norm))  # fmt: skip
     except ConfigError as error:
         raise ConfigError(f"{key}: {error}") from None
+
+
+def check_declared(name: str, override: dict[str, Any] | None = None) -> None:
+    """Before any job: ``name`` has declared bounds (``override`` or the project's), well formed as far as they
+    can be checked without loading the data (the feature count is checked when the records are loaded)."""
+    if override:
+        d = len(override["features"]) if "features" in override else 1
+        bounds_from_entry(override, d, f"dataset_options.{name}.public_bounds")
+    elif name not in _declared():
+        public_bounds(name, 0)  # raises the error naming the key
 
 
 def public_bounds(name: str, d: int, override: dict[str, Any] | None = None) -> PublicBounds:
@@ -116,15 +136,45 @@ def public_bounds(name: str, d: int, override: dict[str, Any] | None = None) -> 
     return bounds_from_entry(declared[name], d, f"{BOUNDS_FILE.name}: {name}")
 
 
-def prepare_public(X: np.ndarray, bounds: PublicBounds) -> np.ndarray:
-    """Each raw record clipped to the bounds, centred at their midpoint, divided by their half-width and by √d:
-    rows in the unit ball, row i a function of record i and the bounds only (module docstring)."""
+ROUTES = ("standardize", "scale")
+"""The data sets' ``normalization`` values the end-to-end route supports (what the non-private analyst does)."""
+
+
+def check_route(normalization: str, key: str = "normalization") -> None:
+    """Only ``standardize`` and ``scale`` have an end-to-end route (``sphere`` projects every row, which needs no
+    mechanism but changes the target: not offered)."""
+    if normalization not in ROUTES:
+        raise ConfigError(f"{key}: {normalization!r} has no end-to-end route from the raw records; use one of {ROUTES}")
+
+
+def prepare_public(X: np.ndarray, bounds: PublicBounds, normalization: str = "standardize") -> np.ndarray:
+    """Each raw record clipped to the bounds, then (``standardize``) centred at their midpoint and divided by their
+    half-width and by √d, or (``scale``) divided by the row-norm bound and clipped to norm 1: rows in the unit
+    ball, row i a function of record i and the bounds only (module docstring)."""
     X = np.asarray(X, float)
+    check_route(normalization)
     if X.ndim != 2 or X.shape[1] != bounds.d:
         raise ConfigError(f"public_bounds: {bounds.d} features declared, the data has shape {X.shape}")
+    clipped = np.clip(X, bounds.lower, bounds.upper)
+    if normalization == "scale":
+        corner = np.maximum(np.abs(bounds.lower), np.abs(bounds.upper))
+        rows = clipped / (bounds.row_norm if bounds.row_norm is not None else float(np.linalg.norm(corner)))
+        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1.0)
     centre = (bounds.lower + bounds.upper) / 2
     half_width = (bounds.upper - bounds.lower) / 2
-    return (np.clip(X, bounds.lower, bounds.upper) - centre) / half_width / np.sqrt(bounds.d)
+    return (clipped - centre) / half_width / np.sqrt(bounds.d)
+
+
+def reference_rows(X: np.ndarray, normalization: str = "standardize") -> np.ndarray:
+    """What a non-private analyst runs PCA on: the raw records standardised with their true column means and
+    standard deviations (a constant column becomes 0), or (``scale``) the raw records as they are. The
+    end-to-end setting's target is the top-k eigenvectors of ``XᵀX`` of these rows (a global scale changes none)."""
+    X = np.asarray(X, float)
+    check_route(normalization)
+    if normalization == "scale":
+        return X.copy()
+    std = X.std(axis=0)
+    return np.where(std > 0, (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0), 0.0)
 
 
 @dataclass(frozen=True)
@@ -144,18 +194,30 @@ def _top_k(Z: np.ndarray, k: int) -> np.ndarray:
     return vectors[:, ::-1][:, :k]
 
 
-def clipping(X: np.ndarray, bounds: PublicBounds, ranks: tuple[int, ...] = (1, 3)) -> Clipping:
-    """Measure :class:`Clipping` for the raw records ``X`` (the non-private target: PCA of ``X`` standardised with
-    its true column means and standard deviations)."""
+def clipping(
+    X: np.ndarray, bounds: PublicBounds, ranks: tuple[int, ...] = (1, 3), normalization: str = "standardize"
+) -> Clipping:
+    """Measure :class:`Clipping` for the raw records ``X`` against the non-private target (:func:`reference_rows`:
+    PCA of ``X`` standardised with its true statistics, or of ``X`` itself for ``scale``); the clipped records
+    go through the same map, with the same true statistics, so only the clipping differs. For ``scale`` a row
+    clipped to the declared row-norm bound counts as clipped."""
     X = np.asarray(X, float)
     clipped = np.clip(X, bounds.lower, bounds.upper)
     moved = clipped != X
-    mean, std = X.mean(axis=0), X.std(axis=0)
-    std = np.where(std > 0, std, 1.0)  # a constant column carries no direction
-    target, after = (X - mean) / std, (clipped - mean) / std
+    records = moved.any(axis=1)
+    if normalization == "scale" and bounds.row_norm is not None:
+        over = np.linalg.norm(clipped, axis=1) > bounds.row_norm
+        clipped[over] *= bounds.row_norm / np.linalg.norm(clipped[over], axis=1, keepdims=True)
+        records |= over
+    if normalization == "scale":
+        target, after = X, clipped
+    else:
+        mean, std = X.mean(axis=0), X.std(axis=0)
+        std = np.where(std > 0, std, 1.0)  # a constant column carries no direction
+        target, after = (X - mean) / std, (clipped - mean) / std
     ranks = tuple(k for k in ranks if k < X.shape[1])
-    if not moved.any():  # the same matrix: no bias (not eigh's round-off)
+    if not records.any():  # the same matrix: no bias (not eigh's round-off)
         return Clipping(0.0, 0.0, dict.fromkeys(ranks, 0.0))
     # ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) = ‖sin Θ‖_F/√k, the common task's metric
     bias = {k: subspace_distance(_top_k(after, k), _top_k(target, k)) / np.sqrt(k) for k in ranks}
-    return Clipping(float(moved.mean()), float(moved.any(axis=1).mean()), bias)
+    return Clipping(float(moved.mean()), float(records.mean()), bias)

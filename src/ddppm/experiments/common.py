@@ -10,19 +10,31 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ddppm.common.base import method_styles
 from ddppm.common.bounds import bounds_at_points
+from ddppm.common.preprocessing import PreprocessingPlan
+from ddppm.common.raw_records import PREPROCESSING_ONLY, RawRecords, raw_records_runs, reference_labels
 from ddppm.common.run import not_certified, reference_eps, run_methods, summarise, which_method
-from ddppm.common.settings import STANDARD, common_setting, common_settings
+from ddppm.common.settings import PREPARED, STANDARD, common_setting, common_settings
 from ddppm.common.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.data import DATASETS
+from ddppm.data.public_prep import (
+    PREPARED_ROWS,
+    RAW_RECORDS,
+    check_declared,
+    check_route,
+    declared_bounds_digest,
+    public_bounds,
+)
 from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.experiments.common_peers import check_peers, peer_findings
-from ddppm.pipeline.config import check_prepared_dataset, dataset_rows
+from ddppm.pipeline.config import check_prepared_dataset, dataset_config, dataset_rows, job_params
+from ddppm.pipeline.steps import load_raw_dataset
 from ddppm.privacy.threat_models import resolve
 
 TRUST_COLUMNS = (("local", "no trusted party"), ("secure_aggregation", "secure aggregation"),
@@ -42,9 +54,23 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
             if ds not in config["datasets"]:
                 check_prepared_dataset(config, ds)
             check_delta_below_one_over_n(section["delta"], ds, dataset_rows(config, ds))
+            check_raw_route(ds, dataset_config(config, ds)["dataset"])
         common_settings(config)  # each second setting of common.settings can be built
         check_searched(section["searched"], section, config)
     check_peers(section["peers"], section)
+    draws = section["preprocessing"]["draws"]
+    if section["runs"] % draws:
+        raise ConfigError(
+            f"common.preprocessing.draws = {draws} must divide common.runs = {section['runs']} (each preprocessing "
+            "draw serves the same number of runs); pick a divisor"
+        )
+
+
+def check_raw_route(dataset: str, loader: dict[str, Any]) -> None:
+    """The standard setting runs from the raw records: ``dataset`` needs declared public bounds and a
+    normalisation with an end-to-end route (:mod:`ddppm.data.public_prep`)."""
+    check_declared(dataset, loader.get("public_bounds"))
+    check_route(loader["normalization"], f"dataset_options.{dataset}.normalization")
 
 
 def check_delta_below_one_over_n(delta: float, dataset: str, rows: int | None) -> None:
@@ -107,12 +133,39 @@ def options(section: dict[str, Any], adjacency: str | None = None) -> dict[str, 
     return {"adjacency": adjacency or section["adjacency"], "iterations": int(section["iterations"])}
 
 
+def raw_records_params(config: dict[str, Any], setting: str, dataset: str) -> dict[str, Any]:
+    """What a job of ``setting`` reads besides its section (Snakemake ``params``): for a setting from the raw
+    records, the data set's loader options (``dataset``) and a digest of the declared bounds (data, not code:
+    editing them reruns it); nothing for the others."""
+    if common_setting(setting, config).scope != RAW_RECORDS:
+        return {}
+    return {**job_params(config, dataset, ("dataset",)), "declared_bounds": declared_bounds_digest()}
+
+
+def raw_records_of(problem: DistributedProblem, dataset: str, loader: dict[str, Any]) -> RawRecords:
+    """The raw records of ``dataset`` (``loader``: its ``dataset_options`` with defaults) on the pipeline's agents
+    and network (the partition and network depend on n and seeds only: public)."""
+    X = np.asarray(load_raw_dataset(dataset, loader).matrix, float)
+    if X.shape != (problem.n, problem.d):
+        raise ConfigError(f"dataset_options.{dataset}: the raw records have shape {X.shape}, the prepared rows "
+                          f"{(problem.n, problem.d)}")  # fmt: skip
+    parts = tuple(np.arange(problem.n)[problem.agent_slice(i)] for i in range(problem.m))
+    bounds = public_bounds(dataset, X.shape[1], loader.get("public_bounds"))
+    return RawRecords(X, parts, problem.W, int(problem.c), bounds, loader["normalization"])
+
+
 def runs_of_dataset(
-    problem: DistributedProblem, dataset: str, config: dict[str, Any], setting: str = STANDARD
+    problem: DistributedProblem,
+    dataset: str,
+    config: dict[str, Any],
+    setting: str = STANDARD,
+    loader: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Every run of every common-task method at every (k, ε) of one setting (:mod:`ddppm.common.settings`) on one
     data set (the ranks below its dimension). ``config``: the section ``common`` and, for the journal's limits,
-    the top-level ``epsilons`` and ``delta_limits``."""
+    the top-level ``epsilons`` and ``delta_limits``. A setting of scope ``raw_records`` runs from the raw records
+    (``loader``: the data set's loader options, ``dataset_options.<name>`` with defaults;
+    :mod:`ddppm.common.raw_records`); the others on the pipeline's prepared rows (``problem``)."""
     section = config["common"]
     chosen = common_setting(setting, config)
     if dataset not in chosen.points:
@@ -121,6 +174,15 @@ def runs_of_dataset(
     ranks = [k for k in section["ranks"] if k < problem.d]  # k = d would estimate the whole space: nothing to learn
     if not ranks:
         raise ConfigError(f"common.ranks: no k in {section['ranks']} is below the dimension {problem.d} of {dataset}")
+    if chosen.scope == RAW_RECORDS:
+        if loader is None:
+            raise ConfigError(f"common: the setting {setting!r} runs from the raw records; give {dataset}'s loader "
+                              "options (dataset_options)")  # fmt: skip
+        records = raw_records_of(problem, dataset, loader)
+        preprocessing = section["preprocessing"]
+        return raw_records_runs(records, eps, limits, ranks, section["runs"], preprocessing["draws"], section["seed"],
+                                PreprocessingPlan.from_section(preprocessing), options(section, chosen.adjacency),
+                                dataset=dataset, setting=setting)  # fmt: skip
     frames = []
     for k in ranks:
         task = CommonTask.from_problem(problem, k)
@@ -141,11 +203,12 @@ def tables(
     methods that ran, and the lower bounds for every parameter choice that methods' rule files publish
     (``bounds``, placed on each setting's (ε, δ limit) points by :func:`ddppm.common.bounds.bounds_at_points`)."""
     summary = summarise(runs)
-    labels = {name: style["label"] for name, style in method_styles().items()}
+    labels = {name: style["label"] for name, style in method_styles().items()} | reference_labels()
     summary.insert(summary.columns.get_loc("method") + 1, "label", summary["method"].map(labels))
     beside = not_certified(summary)
-    if bounds is not None and len(bounds) and config is not None:
-        placed = [bounds_at_points(bounds, s.points, name) for name, s in common_settings(config).items()]
+    if bounds is not None and len(bounds) and config is not None:  # floors searched on the prepared rows
+        placed = [bounds_at_points(bounds, s.points, name) for name, s in common_settings(config).items()
+                  if s.scope == PREPARED_ROWS]  # fmt: skip
         beside = pd.concat([beside, *placed], ignore_index=True)
     return {"summary": summary, "which_method": which_method(summary), "not_certified": beside}
 
@@ -169,10 +232,14 @@ def findings(
     setting); then what each second setting changes (:func:`second_setting_findings`)."""
     all_which, all_summary, all_beside = which, summary, beside
     which, summary, beside = _standard(which), _standard(summary), _standard(beside)
+    share = section.get("preprocessing", {}).get("share", float("nan"))
     lines = [
         "The common task: which private PCA method to use (every method on the same data, adjacency and δ)",
-        f"Setting: δ = {section['delta']:g}, adjacency {section['adjacency']}, {section['runs']} runs per point, "
-        f"power methods with L = {section['iterations']}; error = ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k).",
+        f"Setting: from the raw records (scope raw_records: the (ε, δ) covers a user's records), δ = "
+        f"{section['delta']:g}, adjacency {section['adjacency']}, {section['runs']} runs per point, power methods "
+        f"with L = {section['iterations']}; rows prepared by declared public bounds, standardised privately with "
+        f"{share:g} of μ² where the analyst standardises; error = ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) against the PCA of the "
+        "records standardised with their true statistics.",
     ]
     eps = reference_eps(which["eps"])
     for (dataset, k), group in which[which["eps"] == eps].groupby(["dataset", "k"], sort=False):
@@ -184,9 +251,14 @@ def findings(
                 parts.append(f"with {text} use {row['best']} (error {row['error_mean']:.3f})")
         at = summary[(summary["dataset"] == dataset) & (summary["k"] == k)]
         chance = float(at["chance_error"].iloc[0]) if len(at) else float("nan")
-        lines.append(f"{dataset}, k = {k}, ε = {eps:g}: " + "; ".join(parts) + f" (chance level {chance:.2f}).")
-    if beside is not None and "no_parameters_meet_limit" in beside:
-        floors = beside[beside["no_parameters_meet_limit"].fillna(False).astype(bool)]
+        alone = at[(at["eps"] == eps) & at["method"].str.startswith(PREPROCESSING_ONLY)]
+        floor = "; ".join(f"{row['method'].removeprefix(PREPROCESSING_ONLY + '_')} {row['error_mean']:.3f}"
+                          for _, row in alone.iterrows())  # fmt: skip
+        floor = f"; private standardisation alone: {floor}" if floor else ""
+        lines.append(f"{dataset}, k = {k}, ε = {eps:g}: " + "; ".join(parts) + f" (chance level {chance:.2f}{floor}).")
+    prepared_beside = _standard(all_beside, PREPARED)  # the floors and searched variants are on the prepared rows
+    if prepared_beside is not None and "no_parameters_meet_limit" in prepared_beside:
+        floors = prepared_beside[prepared_beside["no_parameters_meet_limit"].fillna(False).astype(bool)]
         for label, group in floors.groupby("label", sort=False):
             # A floor is non-increasing in ε: exceeded at the largest such ε, it is exceeded at every smaller one.
             parts = []
@@ -194,12 +266,38 @@ def findings(
                 top = rows.loc[rows["eps"].idxmax()]
                 parts.append(f"{dataset} at any ε ≤ {top['eps']:g} (δ at least {top['delta']:.2g} there)")
             lines.append(
-                f"Not certified, {label}: no parameter choice meets δ = {section['delta']:g} on "
+                f"Not certified, {label} (prepared rows): no parameter choice meets δ = {section['delta']:g} on "
                 + "; ".join(parts)
                 + " (hockey-stick δ, Definition 1, exact tail, at the worst neighbour a search found: a lower bound)."
             )
-    searched = searched_findings(beside, section, definitions)
-    return lines + searched + peer_findings(summary) + second_setting_findings(all_which, all_summary, all_beside)
+    searched = searched_findings(prepared_beside, section, definitions)
+    return (lines + ranking_changes(all_which) + searched + peer_findings(all_summary)
+            + second_setting_findings(all_which, all_summary, all_beside))  # fmt: skip
+
+
+def ranking_changes(which: pd.DataFrame) -> list[str]:
+    """Where the answer from the raw records differs from the prepared rows' (setting ``prepared_rows``), at the
+    reference ε, per data set, k and trust level: the best method of each, with its error."""
+    if "setting" not in which or PREPARED not in set(which["setting"]):
+        return []
+    keys = ["dataset", "k", "eps", "trust_model"]
+    raw = which[which["setting"] == STANDARD].set_index(keys)
+    prepared = which[which["setting"] == PREPARED].set_index(keys)
+    eps = reference_eps(which["eps"])
+    changed, same = [], 0
+    for key in raw.index.intersection(prepared.index):
+        if key[2] != eps:
+            continue
+        a, b = raw.loc[key], prepared.loc[key]
+        if a["best"] == b["best"]:
+            same += 1
+            continue
+        changed.append(f"{key[0]} k = {key[1]} ({dict(TRUST_COLUMNS)[key[3]]}): {a['best']} {a['error_mean']:.3f} "
+                       f"from the raw records, {b['best']} {b['error_mean']:.3f} on the prepared rows")  # fmt: skip
+    head = (f"Ranking from the raw records against the prepared rows (setting prepared_rows, whose preprocessing is "
+            f"not covered), at ε = {eps:g}: the best method is the same at {same} of {same + len(changed)} "
+            "(data set, k, trust level) points")  # fmt: skip
+    return [head + (": it changes at " + "; ".join(changed) + "." if changed else ".")]
 
 
 def searched_findings(
@@ -261,7 +359,7 @@ def second_setting_findings(
                         f"(error {row['error_mean']:.3f}")  # fmt: skip
                 key = (dataset, eps, "local")
                 if key in standard.index:
-                    text += f"; standard setting: {standard.loc[key, 'best']} {standard.loc[key, 'error_mean']:.3f}"
+                    text += f"; from the raw records: {standard.loc[key, 'best']} {standard.loc[key, 'error_mean']:.3f}"
                 parts.append(text + ")")
             met = group.groupby("trust_model")["eps"].nunique()
             parts.append(

@@ -3,7 +3,7 @@ environment on the pipeline's rows (:mod:`ddppm.common.peers`, :mod:`ddppm.metho
 
 The default run fits them at the points where fits finish (``common.peers.datasets/ranks/epsilons``, a few
 seconds per point); the target ``common_peers_full`` fits every data set, k and ε of the common task with a
-larger budget per point. Their rows join the common task's summary (standard setting), never its "which method"
+larger budget per point. Their rows join the common task's summary (setting prepared_rows), never its "which method"
 table: their privacy column is ``claimed`` (no proof covers what their samplers release).
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from ddppm.common.settings import PREPARED
 from ddppm.common.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
@@ -72,11 +73,11 @@ MIN_FITS_QUOTED = 5
 
 
 def peer_findings(summary: pd.DataFrame) -> list[str]:
-    """The peers as installed, in sentences (standard setting): what their privacy column means, then per library,
+    """The peers as installed, in sentences (setting prepared_rows): what their privacy column means, then per library,
     data set and k its error at the largest ε where at least :data:`MIN_FITS_QUOTED` fits finished, beside the
     Bingham law with the library's own ε split (``correct_law_error_mean``: the same mechanism sampled right), and
     how many fits finished at the larger ε."""
-    peers = summary[(summary["privacy_column"] == "claimed") & (summary["setting"] == "standard")]
+    peers = summary[(summary["privacy_column"] == "claimed") & (summary["setting"] == PREPARED)]
     if peers.empty:
         return []
     lines = [
@@ -106,12 +107,12 @@ def peer_findings(summary: pd.DataFrame) -> list[str]:
 
 def peers_beside_correct_law(peer_runs: pd.DataFrame, common_summary: pd.DataFrame) -> pd.DataFrame:
     """The peers' summary (every point of their runs) with the correct law's mean error at the same total ε
-    (``amin_error_mean``: the common task's ``amin``, all of ε on the directions; standard setting)."""
+    (``amin_error_mean``: the common task's ``amin``, all of ε on the directions; setting prepared_rows)."""
     from ddppm.common.run import summarise
     from ddppm.methods import get_method
 
     summary = summarise(peer_runs)
     law = get_method(summary["method"].iloc[0]).correct_law_method
-    standard = common_summary[(common_summary["setting"] == "standard") & (common_summary["method"] == law)]
+    standard = common_summary[(common_summary["setting"] == PREPARED) & (common_summary["method"] == law)]
     correct = standard.set_index(["dataset", "k", "eps"])["error_mean"].rename(f"{law}_error_mean")
     return summary.join(correct, on=["dataset", "k", "eps"])

@@ -142,6 +142,7 @@ class AminCovariance(RegisteredMethod, CommonTaskMethod):
     task = COMMON_TASK
     trust_model = "central"
     source = "Amin et al. 2019 (NeurIPS), Algorithm 1, directions only"
+    pure_dp = True
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         # The score uᵀCu moves by at most ‖xxᵀ − yyᵀ‖₂ when one row is replaced: the spectral sensitivity of the

@@ -250,7 +250,7 @@ def check_prepared_dataset(config: dict[str, Any], ds: str) -> None:
     source = merged["dataset"]["source"]
     accepted = accepted_options(ds, source)
     loader = {k for k in config["dataset_options"].get(ds, {}) if k not in (*GLOBAL_SECTIONS, "methods")}
-    useless = sorted(loader - {"source", "normalization"} - set(accepted))
+    useless = sorted(loader - {"source", "normalization", "public_bounds"} - set(accepted))
     if useless:
         raise ConfigError(
             f"dataset_options.{ds}.{useless[0]}: does nothing for {ds} with source {source!r} "

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ddppm.common.raw_records import PREPROCESSING_ONLY, reference_labels
 from ddppm.plotting.style import _RC, INFEASIBLE_COLOR, _figure, _legend_below, _set_log_eps_axis, band_mean_label
 
 TRUST_PANELS = ("central", "secure_aggregation", "gossip", "local")
@@ -57,11 +58,30 @@ def _at_chance(panel: pd.DataFrame, chance: float) -> float | None:
     return dev if dev <= AT_CHANCE else None
 
 
+PARTY_GREYS = {"curator": "0.15", "agents": "0.45", "individuals": "0.65"}
+
+
+def _draw_preprocessing_alone(ax: Any, at_k: pd.DataFrame, panel: pd.DataFrame, handles: dict[str, Any]) -> None:
+    """The end-to-end setting's floor in a panel: the exact PCA of the privately standardised rows, for each party
+    that released the sums of the panel's methods (grey, dotted, no band: :mod:`ddppm.common.raw_records`)."""
+    if "preprocessing" not in panel:
+        return
+    labels = reference_labels()
+    for party in dict.fromkeys(panel["preprocessing"].dropna()):
+        ref = at_k[at_k["method"] == f"{PREPROCESSING_ONLY}_{party}"].sort_values("eps")
+        if ref.empty:
+            continue
+        (line,) = ax.plot(ref["eps"], ref["error_mean"], color=PARTY_GREYS.get(party, "0.5"), linestyle=":",
+                          linewidth=1.6, zorder=1)  # fmt: skip
+        handles[labels[f"{PREPROCESSING_ONLY}_{party}"]] = line
+
+
 def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
     """Rows: k; columns: the trust models present. Each method is drawn in its own trust model's panel with the
     95 % confidence band of its mean, dodged sideways so none hides another; points whose δ exceeds the limit
     are ringed in the infeasible colour; a square marks a mean over fewer fits than were run (a peer library's fits
-    stopped by their time budget); the dashed line is the chance level (a uniformly random subspace).
+    stopped by their time budget); the dashed line is the chance level (a uniformly random subspace); from the raw
+    records, grey dotted lines are the private standardisation alone (the best its panel's methods can do).
 
     A method without a single finite error (no parameters met the limit at any ε) draws nothing and gets no
     legend entry: the panel's title names it ("no point to draw"). A panel whose every mean error is within
@@ -121,6 +141,7 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                             linewidth=1.5,
                             zorder=4,
                         )
+                _draw_preprocessing_alone(ax, at_k, panel, handles)
                 ax.axhline(chance, color="0.4", linestyle="--", linewidth=1)
                 _set_log_eps_axis(ax, eps)
                 if len(limits) > 1:  # each ε has its own δ limit (the journal's): name it under the ε

@@ -36,7 +36,8 @@ except ConfigError as error:
 
 
 rule common_runs:
-    """Common task: every run of every method at every (k, ε) of one setting on one data set."""
+    """Common task: every run of every method at every (k, ε) of one setting on one data set (the standard setting
+    from the raw records: it also reads the data set's loader options and declared public bounds)."""
     input:
         unpack(problem_files),
     output:
@@ -45,6 +46,7 @@ rule common_runs:
         **COMMON_WILDCARDS,
     params:
         cfg=lambda wc: job_params(config, None, (*COMMON_KEYS, *setting_config_keys(wc.setting))),
+        records=lambda wc: raw_records_params(config, wc.setting, wc.dataset),
         code=code_of("common_runs.py", methods=COMMON_RUN_USES),
     log:
         f"{LOGS}/common/runs/{{setting}}/{{dataset}}.log",

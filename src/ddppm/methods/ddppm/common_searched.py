@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddppm.common.settings import PREPARED
 from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
@@ -152,7 +153,7 @@ def searched_runs(
         table = method.searched_calibrate(job)
         tables.append(table.assign(method=name, dataset=dataset))
         for _, row in table.iterrows():
-            base = {"setting": "standard", "dataset": dataset, "k": 1, "method": name, "trust_model": "gossip",
+            base = {"setting": PREPARED, "dataset": dataset, "k": 1, "method": name, "trust_model": "gossip",
                     "privacy_column": "searched", "eps": float(row["eps"]), "delta_limit": float(delta_limit),
                     "delta": float(row["delta_standard"]), "feasible": bool(row["feasible"]), "sigma": np.nan,
                     "noise_multiplier": np.nan}  # fmt: skip

@@ -30,6 +30,7 @@ class LocalPCAOnCommonTask(CommonTaskMethod):
     """Wang & Xu's per-individual release on the common task (mixed into Algorithm 1's registered class)."""
 
     source: ClassVar[str] = "Wang & Xu 2020, Algorithm 1"
+    preprocessing_party: ClassVar[str] = "individuals"  # its individuals do not trust their agent with a record
 
     def common_style(self) -> dict[str, Any]:
         style = {**self.plot_style(), "linestyle": ":", "label": "Wang & Xu Alg. 1 (every row's x xᵀ noised)"}

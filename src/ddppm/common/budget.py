@@ -1,0 +1,93 @@
+"""One (ε, δ) for the whole route: the preprocessing's releases composed exactly with the method's.
+
+The target (ε, δ) of a run is ``μ*``-GDP with ``μ*`` the GDP parameter whose δ at ε is δ (Dong, Roth & Su 2022;
+:func:`gdp_mu`). Gaussian releases compose exactly in μ², so a share ``s`` of ``μ*²`` goes to the preprocessing
+(``μ_pre = √s μ*``) and the rest to the method (``μ_method = √(1 − s) μ*``): together exactly ``μ*``, hence
+exactly δ at ε (:func:`split_budget`). A method calibrated by its own accounting to ``(ε, δ_method)`` with
+``δ_method = δ_{μ_method}(ε)`` (:func:`method_target`) then composes with the preprocessing to the target; its
+rows record the δ of everything composed (:func:`end_to_end_delta`), so a method whose own calibration is not
+exactly GDP shows as infeasible rather than passing unnoticed.
+
+A pure ε_m-DP method (Amin et al.'s sampler) is dominated by randomised response with ε_m (Kairouz, Oh &
+Viswanath 2015), and the composition of randomised response with a μ-GDP mechanism has, exactly,
+
+    δ(ε) = p δ_μ(ε − ε_m) + (1 − p) δ_μ(ε + ε_m),      p = e^{ε_m} / (1 + e^{ε_m}),
+
+with ``δ_μ(x) = Φ(μ/2 − x/μ) − e^x Φ(−μ/2 − x/μ)`` (valid for every real x): the privacy loss of the pair is
+that of the Gaussian shifted by ±ε_m (:func:`pure_and_gaussian_delta`). :func:`pure_method_eps` solves it for ε_m.
+``tests/test_budget.py`` checks both against dp-accounting's PLD accountant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ddppm.common.certified import certified_delta, noise_multiplier
+from ddppm.core.errors import PrivacyError
+
+
+def gdp_mu(eps: float, delta: float) -> float:
+    """The μ whose μ-GDP guarantee has exactly δ at ε: ``1 / (the analytic Gaussian σ/Δ of one release)``."""
+    return 1.0 / noise_multiplier(eps, delta)
+
+
+@dataclass(frozen=True)
+class BudgetSplit:
+    """``mu_total`` (the target's μ), the preprocessing's ``mu_pre`` and the method's ``mu_method``, with
+    ``mu_pre² + mu_method² = mu_total²``."""
+
+    mu_total: float
+    mu_pre: float
+    mu_method: float
+
+
+def split_budget(eps: float, delta: float, share: float) -> BudgetSplit:
+    """Give ``share`` of the target's μ² to the preprocessing and the rest to the method (module docstring)."""
+    if not 0 <= share < 1:
+        raise PrivacyError(f"preprocessing share must be in [0, 1), got {share!r} (the method needs some budget)")
+    mu = gdp_mu(eps, delta)
+    return BudgetSplit(mu, float(np.sqrt(share) * mu), float(np.sqrt(1 - share) * mu))
+
+
+def gaussian_delta(mu: float, x: float) -> float:
+    """``δ_μ(x)``: the hockey-stick divergence of order e^x between N(μ, 1) and N(0, 1), for any real x."""
+    return certified_delta(mu, x)
+
+
+def pure_and_gaussian_delta(eps_pure: float, mu: float, eps: float) -> float:
+    """δ at ε of a pure ``eps_pure``-DP mechanism composed with a ``mu``-GDP one (module docstring): exact, for
+    every neighbour, the worst pure mechanism being randomised response."""
+    if mu <= 0:
+        return float(max(0.0, 1.0 - np.exp(eps - eps_pure)) if eps_pure > eps else 0.0)
+    p = 1.0 / (1.0 + np.exp(-eps_pure))
+    return float(p * gaussian_delta(mu, eps - eps_pure) + (1 - p) * gaussian_delta(mu, eps + eps_pure))
+
+
+def pure_method_eps(eps: float, delta: float, mu_pre: float) -> float:
+    """The largest ε_m ≤ ε with :func:`pure_and_gaussian_delta` ``(ε_m, μ_pre, ε) ≤ δ``: the pure method's share
+    of the target once the preprocessing has spent ``μ_pre``."""
+    def excess(eps_m: float) -> float:
+        return pure_and_gaussian_delta(eps_m, mu_pre, eps) - delta
+
+    if excess(0.0) > 0:
+        raise PrivacyError(f"the preprocessing alone (μ = {mu_pre:.4g}) exceeds δ = {delta:g} at ε = {eps:g}")
+    if excess(eps) <= 0:
+        return float(eps)
+    return float(brentq(excess, 0.0, eps, xtol=1e-13, rtol=1e-13))
+
+
+def method_target(eps: float, delta: float, mu_pre: float) -> float:
+    """The δ at ε a Gaussian method is calibrated to once the preprocessing spent ``μ_pre``: that of
+    ``μ_method = √(μ*² − μ_pre²)`` (module docstring)."""
+    mu_star = gdp_mu(eps, delta)
+    if mu_pre >= mu_star:
+        raise PrivacyError(f"the preprocessing's μ = {mu_pre:.4g} uses the whole budget μ* = {mu_star:.4g}")
+    return certified_delta(float(np.sqrt(mu_star**2 - mu_pre**2)), eps)
+
+
+def end_to_end_delta(eps: float, mu_method: float, mu_pre: float) -> float:
+    """δ at ε of a ``mu_method``-GDP method after a ``mu_pre``-GDP preprocessing (exact: μ² adds)."""
+    return certified_delta(float(np.hypot(mu_method, mu_pre)), eps)

@@ -1,0 +1,217 @@
+"""The common task from the raw records (scope ``raw_records``): public preparation, private standardisation,
+the method, and one (ε, δ) for all of it (docs/privacy.md, "What is public").
+
+Per (ε, δ limit) point:
+
+1. every raw record is prepared by public inputs only (:func:`ddppm.data.public_prep.prepare_public`);
+2. where the analyst standardises (``normalization: standardize``), a share of the budget releases the sums a
+   standardisation needs, by the parties the method's trust model allows (:mod:`ddppm.common.preprocessing`);
+   ``common.preprocessing.draws`` independent preprocessing draws per point, each shared by ``runs / draws``
+   runs of every method of that party (the comparison between methods is paired), and a row records its draw
+   (column ``draw``) so the confidence interval counts draws, not runs (:func:`ddppm.common.run.summarise`);
+3. the method runs on the standardised rows with the rest of the budget (:mod:`ddppm.common.budget`), and its row
+   records the δ of everything composed;
+4. the error is measured against the PCA of :func:`ddppm.data.public_prep.reference_rows` (the records
+   standardised with their true statistics): clipping, the preprocessing's noise and the method's all count.
+
+Rows named ``preprocessing_only_<party>`` are the exact top-k of the privately standardised rows (no method
+noise, no privacy claim of their own: ``privacy_column`` ``none``): the error the preprocessing alone costs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddppm.common.base import Calibrated, common_task_methods, top_k
+from ddppm.common.budget import end_to_end_delta, method_target, pure_and_gaussian_delta, pure_method_eps, split_budget
+from ddppm.common.certified import composed_mu
+from ddppm.common.preprocessing import (
+    PreprocessingNoise,
+    PreprocessingPlan,
+    preprocessing_noise,
+    preprocessing_party,
+    private_standardise,
+)
+from ddppm.common.run import run_rows
+from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
+from ddppm.core.errors import ConfigError
+from ddppm.core.seeds import run_generators
+from ddppm.data.public_prep import RAW_RECORDS, PublicBounds, prepare_public, reference_rows
+
+STREAM = "raw_records"
+"""The label of the setting's random draws (its own: no other setting's numbers change)."""
+
+PREPROCESSING_ONLY = "preprocessing_only"
+PARTY_WORDS = {"curator": "one noise, a curator's", "agents": "each agent's noise",
+               "individuals": "each individual's noise"}  # fmt: skip
+
+
+def reference_labels() -> dict[str, str]:
+    """Legend and table labels of the ``preprocessing_only_<party>`` rows."""
+    return {f"{PREPROCESSING_ONLY}_{party}": f"private standardisation alone ({words}): exact PCA of its rows"
+            for party, words in PARTY_WORDS.items()}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RawRecords:
+    """A data set as its owners hold it: the raw records ``X`` (n × d), the agents' row sets, the mixing matrix and
+    consensus rounds, the declared public bounds and what the non-private analyst does (``normalization``)."""
+
+    X: np.ndarray
+    parts: tuple[np.ndarray, ...]
+    W: np.ndarray | None
+    consensus: int
+    bounds: PublicBounds
+    normalization: str
+
+    @property
+    def standardises(self) -> bool:
+        return self.normalization == "standardize"
+
+    def party_count(self, party: str) -> int:
+        return {"curator": 1, "agents": len(self.parts), "individuals": int(self.X.shape[0])}[party]
+
+
+def reference_task(records: RawRecords, k: int) -> CommonTask:
+    """The target: the non-private analyst's rows (:func:`reference_rows`), scaled into the unit ball (a global
+    scale changes neither the top-k directions nor the captured-variance ratio)."""
+    rows = reference_rows(records.X, records.normalization)
+    return CommonTask(rows / np.linalg.norm(rows, axis=1).max(), records.parts, k)
+
+
+def calibrate_end_to_end(
+    method: Any, task: CommonTask, eps: float, limit: float, noise: PreprocessingNoise | None, options: dict[str, Any]
+) -> tuple[Calibrated, Calibrated]:
+    """The method's own calibration (what it runs with) and the row's (the target (ε, δ limit), the δ of the
+    preprocessing and the method composed: :mod:`ddppm.common.budget`)."""
+    if noise is None:
+        own = method.common_calibrate(task, eps, limit, options)
+        return own, own
+    mu_pre = noise.mu
+    if method.pure_dp:
+        eps_method = pure_method_eps(eps, limit, mu_pre)
+        own = method.common_calibrate(task, eps_method, limit, options)
+        delta = pure_and_gaussian_delta(eps_method, mu_pre, eps)
+        extra = {"eps_method": eps_method}
+    else:
+        delta_method = method_target(eps, limit, mu_pre)
+        own = method.common_calibrate(task, eps, delta_method, options)
+        if not own.releases:
+            raise ConfigError(f"common task, raw records: {method.name} has no Gaussian releases to compose")
+        mu_method = composed_mu([r.sensitivity for r in own.releases for _ in range(r.count)],
+                                [r.sigma for r in own.releases for _ in range(r.count)])  # fmt: skip
+        delta = end_to_end_delta(eps, mu_method, mu_pre)
+        extra = {"delta_method": delta_method}
+    params = {**own.params, **extra, "mu_preprocessing": mu_pre}
+    return own, replace(own, eps=float(eps), delta_limit=float(limit), params=params, delta=float(delta))
+
+
+def raw_records_runs(
+    records: RawRecords,
+    eps_grid: Sequence[float],
+    delta_limits: Sequence[float],
+    ranks: Sequence[int],
+    runs: int,
+    draws: int,
+    seed: int,
+    plan: PreprocessingPlan,
+    options: dict[str, Any],
+    dataset: str = "",
+    setting: str = "standard",
+    methods: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Every run of every method (default: the common-task methods) at every (k, ε) from the raw records (module
+    docstring): the runs format of :func:`ddppm.common.run.run_rows` with ``scope`` ``raw_records``, ``draw`` and
+    ``preprocessing`` (the party that released the sums, ``none`` where the analyst does not standardise), plus
+    the ``preprocessing_only_<party>`` rows."""
+    if runs % draws:
+        raise ConfigError(f"common.preprocessing.draws = {draws} must divide common.runs = {runs}")
+    methods = common_task_methods() if methods is None else methods
+    Z = prepare_public(records.X, records.bounds, records.normalization)
+    targets = {k: reference_task(records, k) for k in ranks}
+    per_draw = runs // draws
+    frames = []
+    for eps, limit in zip(eps_grid, delta_limits, strict=True):
+        by_party: dict[str, list[str]] = {}
+        for name, method in methods.items():
+            party = preprocessing_party(method) if records.standardises else "none"
+            by_party.setdefault(party, []).append(name)
+        for party, names in by_party.items():
+            noise, tasks = _draw_tasks(records, Z, party, float(eps), float(limit), ranks, draws, seed, plan, dataset)
+            for k in ranks:
+                if noise is not None:
+                    frames.append(_preprocessing_only(targets[k], tasks, k, party, per_draw, dataset, setting, eps,
+                                                      limit))  # fmt: skip
+                for name in names:
+                    method = methods[name]
+                    own, row = calibrate_end_to_end(method, tasks[0][k], float(eps), float(limit), noise, options)
+                    label = (dataset, k, name, float(eps), STREAM)
+                    start, estimates = time.perf_counter(), []
+                    for b, task in enumerate(tasks):
+                        rngs = run_generators(seed, label, range(b * per_draw, (b + 1) * per_draw))
+                        estimates.append(method.common_estimate(task[k], own, rngs, options))
+                    seconds = (time.perf_counter() - start) / runs
+                    rows = run_rows(targets[k], name, method, row, np.concatenate(estimates), seconds, dataset, setting)
+                    frames.append(rows.assign(draw=np.repeat(np.arange(len(tasks)), per_draw), preprocessing=party))
+    frame = pd.concat(frames, ignore_index=True)
+    frame.insert(frame.columns.get_loc("setting") + 1, "scope", RAW_RECORDS)
+    return frame
+
+
+def _draw_tasks(
+    records: RawRecords,
+    Z: np.ndarray,
+    party: str,
+    eps: float,
+    limit: float,
+    ranks: Sequence[int],
+    draws: int,
+    seed: int,
+    plan: PreprocessingPlan,
+    dataset: str,
+) -> tuple[PreprocessingNoise | None, list[dict[int, CommonTask]]]:
+    """The preprocessing's noise for ``party`` at (ε, δ limit) and one task per (draw, k) on its rows (one task, no
+    noise, where the analyst does not standardise)."""
+    def tasks_on(rows: np.ndarray) -> dict[int, CommonTask]:
+        return {k: CommonTask(rows, records.parts, k, records.W, records.consensus) for k in ranks}
+
+    if party == "none":
+        return None, [tasks_on(Z)]
+    mu_pre = split_budget(eps, limit, plan.share).mu_pre
+    noise = preprocessing_noise(plan, mu_pre, Z.shape[1], records.party_count(party))
+    generators = run_generators(seed, (dataset, "preprocessing", party, eps, STREAM), range(draws))
+    return noise, [tasks_on(private_standardise(Z, noise, plan, rng)) for rng in generators]
+
+
+def _preprocessing_only(
+    target: CommonTask,
+    tasks: list[dict[int, CommonTask]],
+    k: int,
+    party: str,
+    per_draw: int,
+    dataset: str,
+    setting: str,
+    eps: float,
+    limit: float,
+) -> pd.DataFrame:
+    """The exact top-k of each draw's privately standardised rows against the target (one row per run, so its
+    mean weighs draws as the methods' do)."""
+    V_hat = top_k(np.stack([task[k].gram for task in tasks]), k)
+    errors, captured = subspace_error(V_hat, target.V), captured_variance(V_hat, target)
+    draws = np.repeat(np.arange(len(tasks)), per_draw)
+    return pd.DataFrame(
+        {
+            "setting": setting, "dataset": dataset, "k": k, "method": f"{PREPROCESSING_ONLY}_{party}",
+            "trust_model": "none", "privacy_column": "none", "eps": float(eps), "delta_limit": float(limit),
+            "delta": np.nan, "feasible": True, "sigma": np.nan, "noise_multiplier": np.nan,
+            "run": np.arange(draws.size), "error": errors[draws], "captured_variance": captured[draws],
+            "seconds_per_run": 0.0, "floats_per_agent": 0, "rounds": 0, "memory": "",
+            "chance_error": chance_error(target.d, k), "draw": draws, "preprocessing": party,
+        }
+    )  # fmt: skip
