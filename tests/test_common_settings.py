@@ -194,3 +194,17 @@ def test_findings_state_each_second_setting_with_numbers() -> None:
     section = {"delta": 1e-5, "adjacency": "replace_one", "runs": 4, "iterations": 4}
     standard_lines = findings(which, summary, section)
     assert standard_lines[-1] == lines[0] and sum("toy, k = 1, ε = 5" in line for line in standard_lines) == 1
+
+
+def test_the_readme_says_where_the_ranking_changes_against_the_prepared_rows() -> None:
+    from ddppm.experiments.common import ranking_changes
+
+    rows = []
+    for setting, best in ((STANDARD, ("a", "b")), (PREPARED, ("a", "c"))):
+        for trust, name in zip(("central", "local"), best, strict=True):
+            rows.append({"setting": setting, "dataset": "toy", "k": 1, "eps": 5.0, "trust_model": trust,
+                         "best": name, "error_mean": 0.1 if name == "a" else 0.4})  # fmt: skip
+    (line,) = ranking_changes(pd.DataFrame(rows))
+    assert "the same at 1 of 2" in line
+    assert "toy k = 1 (no trusted party): b 0.400 from the raw records, c 0.400 on the prepared rows" in line
+    assert ranking_changes(pd.DataFrame(rows[:2])) == []  # no prepared_rows setting: nothing to compare

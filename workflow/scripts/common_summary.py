@@ -4,7 +4,7 @@ the README's table."""
 import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
-from ddppm.experiments.common import findings, tables, which_method_markdown
+from ddppm.experiments.common import findings, readme_summary, tables
 from ddppm.pipeline.report import write_table_page
 from ddppm.pipeline.steps import setup_logging
 
@@ -22,5 +22,5 @@ for name in ("summary", "which", "not_certified"):
     write_table_page(snakemake.output[name], snakemake.output[f"{name}_page"])
 lines = findings(out["which_method"], out["summary"], cfg["common"], out["not_certified"], cfg.get("threat_models"))
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
-write_text_atomic(snakemake.output.readme, which_method_markdown(out["which_method"], out["summary"]) + "\n")
+write_text_atomic(snakemake.output.readme, readme_summary(out["which_method"], out["summary"]) + "\n")
 log.info("\n%s", "\n".join(lines))

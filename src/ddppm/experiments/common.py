@@ -403,6 +403,12 @@ def which_method_markdown(which: pd.DataFrame, summary: pd.DataFrame, k: int = 1
     return "\n".join(lines)
 
 
+def readme_summary(which: pd.DataFrame, summary: pd.DataFrame) -> str:
+    """The README's block: :func:`which_method_markdown` and the sentence saying where the best method differs
+    on the prepared rows (:func:`ranking_changes`)."""
+    return "\n\n".join([which_method_markdown(which, summary), *ranking_changes(which)])
+
+
 @register_experiment
 class CommonTaskExperiment(Experiment):
     """The common task: every method, the same data, adjacency and privacy standard, with costs."""
