@@ -178,7 +178,7 @@ def test_noise_multiplier_meets_its_target() -> None:
 
 
 def _methods():
-    from ddppm.common.base import common_task_methods
+    from ddppm.methods import common_task_methods
 
     return common_task_methods()
 

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from ddppm.common.peer_library import FINISHED, NOT_STARTED, TIMED_OUT
-from ddppm.common.peers import check_peer_environment, library_seeds, peer_fits, peer_runs
+from ddppm.common.peers import check_peer_environment, library_seeds, peer_fits
 from ddppm.common.run import summarise
 from ddppm.common.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError, DDPPMError
+from ddppm.experiments.common_peers import peer_runs
 from ddppm.methods import get_method
 
 STAND_IN = r'''

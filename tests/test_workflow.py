@@ -9,6 +9,7 @@ failed download leaves no output behind.
 
 from __future__ import annotations
 
+import shutil
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +21,7 @@ import yaml
 
 from ddppm.core.io import read_parquet
 from ddppm.methods.ddppm.steps import threat_model
-from tests.conftest import TINY, TINY_RESULTS, copy_repo, snakemake
+from tests.conftest import REPO, TINY, TINY_RESULTS, copy_repo, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -355,21 +356,30 @@ def test_editing_a_discovered_module_reruns_exactly_its_jobs(tiny_run, module):
     assert edited == forced, (sorted(edited - forced), sorted(forced - edited))
 
 
-def test_adding_a_method_module_reruns_the_runs_that_discover_it(tiny_run):
-    """A new module under ddppm.methods (a common-task method here) is found by the registry: the common task's
-    runs, which run every common-task method, rerun; the journal's runs, which run the configured methods, do not."""
-    work = tiny_run["work"]
-    source = (work / "src" / "ddppm" / "methods" / "conventional.py").read_text()
-    added = work / "src" / "ddppm" / "methods" / "conventional_again.py"
-    added.write_text(source.replace('name = "conventional"', 'name = "conventional_again"'))
-    assert 'name = "conventional_again"' in added.read_text()
-    try:
-        planned = _planned_jobs(work)
-    finally:
-        added.unlink()
-    rules = {rule for rule, _ in planned}
+def _docs_example_method() -> str:
+    """The common-task method of docs/pipeline.md ("Add a method"), as a user copies it."""
+    text = (REPO / "docs" / "pipeline.md").read_text(encoding="utf-8")
+    block = text.split("<!-- example-method:begin -->")[1].split("<!-- example-method:end -->")[0]
+    return block.split("```python\n")[1].split("```")[0]
+
+
+def test_a_common_task_method_is_one_file_that_reruns_its_runs_and_reaches_the_summary(tiny_run, tmp_path):
+    """The docs' example, written as one new file under ddppm.methods of a copy of the finished tiny run: the
+    registry finds it, the common task's runs rerun and the journal's do not, and after the run it is in the
+    summary in every setting (the end-to-end one from the raw records included), certified within the limit."""
+    work = tmp_path / "work"
+    shutil.copytree(tiny_run["work"], work, symlinks=True)
+    (work / "src" / "ddppm" / "methods" / "noisy_second_moment.py").write_text(_docs_example_method())
+    rules = {rule for rule, _ in _planned_jobs(work)}
     assert "common_runs" in rules
     assert not rules & {"montecarlo_chunk", "method_params", "ddppm_calibrate", "workshop_calibrate", "ppm_runs"}
+    out = snakemake(work, "--configfile", TINY, f"{TINY_RESULTS}/common/summary.csv")
+    assert out.returncode == 0, out.stderr[-2000:]
+    summary = pd.read_csv(work / TINY_RESULTS / "common" / "summary.csv")
+    added = summary[summary["method"] == "noisy_second_moment"]
+    assert set(added["setting"]) == set(summary["setting"]) and set(added["scope"]) == {"raw_records", "prepared_rows"}
+    assert added["feasible"].all() and added["label"].eq("noisy second moment, every entry (example)").all()
+    assert added["error_mean"].between(0, 1).all()
 
 
 class _Handler(SimpleHTTPRequestHandler):

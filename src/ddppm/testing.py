@@ -20,6 +20,7 @@ from ddppm.core.network import paper_ring_w
 from ddppm.core.partition import partition_rows
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule
+from ddppm.pipeline.load import load_problem
 
 
 def synthetic_problem(
@@ -34,7 +35,6 @@ def synthetic_problem(
 
 def paper_problem(dataset: str = "diabetes", c: int = 20) -> DistributedProblem:
     """A dataset of the journal paper as the default workflow builds it (seeded shuffle, paper ring)."""
-    from ddppm.pipeline.load import load_problem
 
     return load_problem(dataset, network={"c": c})
 

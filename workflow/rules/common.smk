@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from ddppm.common.base import common_task_methods
+from ddppm.methods import common_task_methods
 from ddppm.common.peers import PEERS_LOCK, check_peer_environment, peer_minutes
 from ddppm.common.settings import common_settings, setting_config_keys
 from ddppm.core.errors import ConfigError

@@ -1,9 +1,9 @@
 """Rule common_figure: the common task's figure for one data set."""
 
-from ddppm.common.base import method_styles
 from ddppm.common.settings import SETTING_TITLES
 from ddppm.core.io import read_parquet
 from ddppm.data import LABELS
+from ddppm.methods import method_styles
 from ddppm.pipeline.steps import setup_logging
 from ddppm.plotting.common import common_figure
 from ddppm.plotting.style import save_figure

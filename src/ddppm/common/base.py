@@ -2,7 +2,8 @@
 
 A registered method (:mod:`ddppm.methods`) solves the common task when it subclasses :class:`CommonTaskMethod`
 (in its own module, beside its own task's interface: a thin adapter over its existing code). The runner asks
-the registry for those methods (:func:`common_task_methods`); nothing here names one.
+the registry for those methods (:func:`ddppm.methods.common_task_methods`, a layer above this one); nothing here
+names one.
 
 Each method says
 
@@ -122,21 +123,3 @@ def top_k(matrices: np.ndarray, k: int) -> np.ndarray:
     symmetric = (matrices + np.swapaxes(matrices, -1, -2)) / 2
     _, vectors = np.linalg.eigh(symmetric)
     return vectors[..., ::-1][..., :k]
-
-
-def common_task_methods() -> dict[str, Any]:
-    """Every registered method that solves the common task, by name, in registration order."""
-    from ddppm.methods import available_methods
-
-    methods = available_methods(task=None).items()
-    return {name: m for name, m in methods if isinstance(m, CommonTaskMethod) and m.runs_common_task}
-
-
-def method_styles() -> dict[str, dict[str, Any]]:
-    """Legend entry and line style of every registered method: a common-task method's :meth:`common_style`, any
-    other method's own (e.g. D-DP-PM's, whose searched rows a method's rule file adds to the common task)."""
-    from ddppm.methods import available_methods
-
-    styles = {name: m.plot_style() for name, m in available_methods(task=None).items() if hasattr(m, "plot_style")}
-    styles.update({name: m.common_style() for name, m in common_task_methods().items()})
-    return styles

@@ -27,13 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ddppm.common import peer_library
 from ddppm.common.peer_library import FINISHED
-from ddppm.common.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError, DDPPMError
-from ddppm.core.seeds import run_generators, run_seed
+from ddppm.core.seeds import run_seed
 
 PEER_REQUIREMENTS = ("diffprivlib==0.6.6", "opendp[scikit-learn]==0.16.0", "scikit-learn<=1.8.0")
 """What the peers' own environment holds (``requirements/peers.in``; installed from its hashed lock,
@@ -133,52 +131,6 @@ def library_seeds(seed: int, labels: tuple[object, ...], runs: int) -> list[int]
     """One ``random_state`` per run for a library that takes one (diffprivlib's NumPy ``RandomState``: 32 bits),
     derived from the run's labels as every common-task run's generator is (:mod:`ddppm.core.seeds`)."""
     return [run_seed(seed, labels, run) % 2**32 for run in range(runs)]
-
-
-def peer_runs(
-    tasks: Sequence[CommonTask],
-    methods: Mapping[str, Any],
-    eps_grid: Sequence[float],
-    delta_limit: float,
-    runs: int,
-    seed: int,
-    point_seconds: float,
-    options: dict[str, Any],
-    dataset: str = "",
-    python: str | Path = PEER_PYTHON,
-) -> pd.DataFrame:
-    """Every run of every peer library (``methods``: registered :class:`ddppm.methods.peers.PeerLibrary`
-    instances by name) at every (k, ε) of ``tasks`` × ``eps_grid``, in the common task's runs format, setting
-    ``prepared_rows`` (the libraries' own preprocessing is not run: docs/peers.md), with the columns
-    ``finished`` and ``correct_law_error`` (the error of a draw from the Bingham law with the library's own ε
-    split: :meth:`~ddppm.methods.peers.PeerLibrary.correct_law`, every run, finished or not). One peers'
-    process serves them all."""
-    from ddppm.common.run import run_rows
-    from ddppm.common.settings import PREPARED
-
-    plan, points = [], []
-    for task in tasks:
-        for name, method in methods.items():
-            for eps in eps_grid:
-                calibrated = method.common_calibrate(task, float(eps), float(delta_limit), options)
-                seeds = library_seeds(seed, (dataset, task.k, name, float(eps)), runs)
-                plan.append((task, name, method, calibrated))
-                points.append({"library": method.library, "k": task.k, "eps": float(eps), "seeds": seeds})
-    X = tasks[0].X
-    fitted = peer_fits(python, X, points, point_seconds)
-    frames = []
-    for (task, name, method, calibrated), point in zip(plan, fitted, strict=True):
-        calibrated = method.with_claimed_eps(calibrated, point.claimed_eps)
-        V = np.where(point.finished[:, None, None], point.V, 0.0)
-        V = np.linalg.qr(V)[0]  # the library's components are orthonormal up to round-off
-        frame = run_rows(task, name, method, calibrated, V, float(np.nanmean(point.seconds)) if point.finished.any()
-                         else float("nan"), dataset=dataset, setting=PREPARED)  # fmt: skip
-        frame["finished"] = point.finished
-        frame.loc[~point.finished, ["error", "captured_variance"]] = np.nan
-        rngs = run_generators(seed, (dataset, task.k, name, float(calibrated.eps), "correct_law"), range(runs))
-        frame["correct_law_error"] = subspace_error(method.correct_law(task, calibrated.eps, rngs), task.V)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
 
 
 def library_eigenvector_draws(

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.base import Calibrated, common_task_methods, top_k
+from ddppm.common.base import Calibrated, top_k
 from ddppm.common.budget import end_to_end_delta, method_target, pure_and_gaussian_delta, pure_method_eps, split_budget
 from ddppm.common.certified import composed_mu
 from ddppm.common.preprocessing import (
@@ -43,6 +43,7 @@ from ddppm.common.task import CommonTask, captured_variance, chance_error, subsp
 from ddppm.core.errors import ConfigError
 from ddppm.core.seeds import run_generators
 from ddppm.data.public_prep import RAW_RECORDS, PublicBounds, prepare_public, reference_rows
+from ddppm.methods import common_task_methods
 
 STREAM = "raw_records"
 """The label of the setting's random draws (its own: no other setting's numbers change)."""

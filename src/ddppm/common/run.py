@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from ddppm.common.base import common_task_methods
 from ddppm.common.settings import STANDARD
 from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.seeds import run_generators
 from ddppm.data.public_prep import PREPARED_ROWS
+from ddppm.methods import common_task_methods
 
 
 def run_methods(
@@ -36,7 +36,7 @@ def run_methods(
     setting: str = STANDARD,
     draws: str | None = None,
 ) -> pd.DataFrame:
-    """Every run of every method (default: :func:`ddppm.common.base.common_task_methods`) at every ε, each
+    """Every run of every method (default: :func:`ddppm.methods.common_task_methods`) at every ε, each
     calibrated to its δ limit (``delta_limit``: one for every ε, or one per ε).
 
     Runs of one (method, ε) draw from generators labelled by (dataset, k, method, ε, run index), and by

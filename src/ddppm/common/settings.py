@@ -127,3 +127,9 @@ def setting_config_keys(name: str) -> tuple[str, ...]:
         return ("common.datasets", "common.adjacency", "epsilons", "delta_limits")
     keys = ("common.datasets", "common.adjacency", "common.epsilons", "common.delta")
     return (*keys, "common.preprocessing") if name == STANDARD else keys
+
+
+def task_options(section: dict[str, Any], adjacency: str | None = None) -> dict[str, Any]:
+    """What the common-task methods read of the section ``common`` (``adjacency``: a setting's, else the
+    section's)."""
+    return {"adjacency": adjacency or section["adjacency"], "iterations": int(section["iterations"])}

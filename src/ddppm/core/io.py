@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ddppm.core.errors import DataError
+from ddppm.core.provenance import PACKAGE, environment
 
 __all__ = [
     "METADATA_KEY",
@@ -209,7 +210,6 @@ def write_parquet(df: pd.DataFrame, path: PathLike, metadata: Mapping[str, Any])
     metadata : Mapping[str, Any]
         JSON-able provenance (NumPy arrays / scalars allowed, see :func:`json_default`). Not modified.
     """
-    from ddppm.core.provenance import PACKAGE, environment
 
     meta = dict(metadata)
     meta["provenance"] = environment()

@@ -21,10 +21,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-
 from ddppm.core.errors import ConfigError
 from ddppm.core.schema import section_with_defaults
+from ddppm.pipeline.method_options import section_schema
 
 
 class Experiment:
@@ -92,7 +91,7 @@ def register_experiment(cls: type[Experiment]) -> type[Experiment]:
 
 
 def _schema_file(name: str) -> dict[str, Any]:
-    return yaml.safe_load((_HERE / f"{name}.schema.yaml").read_text(encoding="utf-8"))
+    return section_schema(name)
 
 
 def available_experiments() -> dict[str, Experiment]:

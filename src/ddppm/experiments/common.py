@@ -13,12 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.base import method_styles
 from ddppm.common.bounds import bounds_at_points
 from ddppm.common.preprocessing import PreprocessingPlan
 from ddppm.common.raw_records import PREPROCESSING_ONLY, RawRecords, raw_records_runs, reference_labels
 from ddppm.common.run import not_certified, reference_eps, run_methods, summarise, which_method
-from ddppm.common.settings import PREPARED, STANDARD, common_setting, common_settings
+from ddppm.common.settings import PREPARED, STANDARD, common_setting, common_settings, task_options
 from ddppm.common.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
@@ -33,7 +32,11 @@ from ddppm.data.public_prep import (
 )
 from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.experiments.common_peers import check_peers, peer_findings
+from ddppm.methods import calibrated_methods, common_task_methods, method_styles
+from ddppm.methods.ddppm.common_searched import searched_runs
+from ddppm.methods.peers import peer_uses
 from ddppm.pipeline.config import check_prepared_dataset, dataset_config, dataset_rows, job_params
+from ddppm.pipeline.method_options import method_options
 from ddppm.pipeline.steps import load_raw_dataset
 from ddppm.privacy.threat_models import resolve
 
@@ -107,9 +110,6 @@ def searched_runs_of_dataset(
     (:func:`ddppm.methods.ddppm.common_searched.searched_runs`): runs in the common task's format and the
     calibrations' parameter rows. Their options are the workshop experiment's (``workshop.method_options.<name>``,
     with its budget split for the workshop variant)."""
-    from ddppm.experiments.workshop import method_options
-    from ddppm.methods.ddppm.common_searched import searched_runs
-
     section = config["common"]
     searched = section["searched"]
     name = searched["threat_model"]
@@ -120,17 +120,12 @@ def searched_runs_of_dataset(
         if dataset in datasets
     }
     return searched_runs(problem, dataset, section["epsilons"], section["delta"], variants, name, definitions,
-                         int(section["runs"]), int(section["seed"]))  # fmt: skip
+                         int(section["runs"]), int(section["seed"]), setting=PREPARED)  # fmt: skip
 
 
 def settings_config(config: dict[str, Any]) -> dict[str, Any]:
     """The part of a config the settings read (for a job's params): the section, ``epsilons``, ``delta_limits``."""
     return {key: config[key] for key in ("common", "epsilons", "delta_limits") if key in config}
-
-
-def options(section: dict[str, Any], adjacency: str | None = None) -> dict[str, Any]:
-    """What the methods read of the section (``adjacency``: a setting's, else the section's)."""
-    return {"adjacency": adjacency or section["adjacency"], "iterations": int(section["iterations"])}
 
 
 def raw_records_params(config: dict[str, Any], setting: str, dataset: str) -> dict[str, Any]:
@@ -181,14 +176,14 @@ def runs_of_dataset(
         records = raw_records_of(problem, dataset, loader)
         preprocessing = section["preprocessing"]
         return raw_records_runs(records, eps, limits, ranks, section["runs"], preprocessing["draws"], section["seed"],
-                                PreprocessingPlan.from_section(preprocessing), options(section, chosen.adjacency),
+                                PreprocessingPlan.from_section(preprocessing), task_options(section, chosen.adjacency),
                                 dataset=dataset, setting=setting)  # fmt: skip
     frames = []
     for k in ranks:
         task = CommonTask.from_problem(problem, k)
         frames.append(
             run_methods(task, list(eps), list(limits), section["runs"], section["seed"],
-                        options(section, chosen.adjacency), dataset=dataset, setting=setting,
+                        task_options(section, chosen.adjacency), dataset=dataset, setting=setting,
                         draws=chosen.draws or None)
         )  # fmt: skip
     runs = pd.concat(frames, ignore_index=True)
@@ -424,10 +419,6 @@ class CommonTaskExperiment(Experiment):
     def methods_used(self, config: dict[str, Any]) -> list[str]:
         """Every common-task method (the runs), the searched variants, the peer libraries and the calibrated
         methods whose δ floors the summary lists (their rows and labels)."""
-        from ddppm.common.base import common_task_methods
-        from ddppm.methods import calibrated_methods
-        from ddppm.methods.peers import peer_uses
-
         searched = config["common"]["searched"]["methods"]
         peers = peer_uses(config["common"]["peers"]["libraries"])
         return [*common_task_methods(), *searched, *peers, *calibrated_methods()]

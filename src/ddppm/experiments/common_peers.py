@@ -9,15 +9,23 @@ table: their privacy column is ``claimed`` (no proof covers what their samplers 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from ddppm.common.settings import PREPARED
-from ddppm.common.task import CommonTask
+from ddppm.common.peers import PEER_PYTHON, library_seeds, peer_fits
+from ddppm.common.run import run_rows, summarise
+from ddppm.common.settings import PREPARED, task_options
+from ddppm.common.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
+from ddppm.core.seeds import run_generators
+from ddppm.methods import get_method
+from ddppm.methods.peers import peer_library_methods
 
 
 @dataclass(frozen=True)
@@ -52,20 +60,60 @@ def peer_grid(section: dict[str, Any], full: bool = False) -> PeerGrid:
                     int(peers["runs"]), float(peers["point_seconds"]))  # fmt: skip
 
 
+def peer_runs(
+    tasks: Sequence[CommonTask],
+    methods: Mapping[str, Any],
+    eps_grid: Sequence[float],
+    delta_limit: float,
+    runs: int,
+    seed: int,
+    point_seconds: float,
+    options: dict[str, Any],
+    dataset: str = "",
+    python: str | Path = PEER_PYTHON,
+) -> pd.DataFrame:
+    """Every run of every peer library (``methods``: registered :class:`ddppm.methods.peers.PeerLibrary`
+    instances by name) at every (k, ε) of ``tasks`` × ``eps_grid``, in the common task's runs format, setting
+    ``prepared_rows`` (the libraries' own preprocessing is not run: docs/peers.md), with the columns
+    ``finished`` and ``correct_law_error`` (the error of a draw from the Bingham law with the library's own ε
+    split: :meth:`~ddppm.methods.peers.PeerLibrary.correct_law`, every run, finished or not). One peers'
+    process serves them all."""
+    plan, points = [], []
+    for task in tasks:
+        for name, method in methods.items():
+            for eps in eps_grid:
+                calibrated = method.common_calibrate(task, float(eps), float(delta_limit), options)
+                seeds = library_seeds(seed, (dataset, task.k, name, float(eps)), runs)
+                plan.append((task, name, method, calibrated))
+                points.append({"library": method.library, "k": task.k, "eps": float(eps), "seeds": seeds})
+    X = tasks[0].X
+    fitted = peer_fits(python, X, points, point_seconds)
+    frames = []
+    for (task, name, method, calibrated), point in zip(plan, fitted, strict=True):
+        calibrated = method.with_claimed_eps(calibrated, point.claimed_eps)
+        V = np.where(point.finished[:, None, None], point.V, 0.0)
+        V = np.linalg.qr(V)[0]  # the library's components are orthonormal up to round-off
+        frame = run_rows(task, name, method, calibrated, V, float(np.nanmean(point.seconds)) if point.finished.any()
+                         else float("nan"), dataset=dataset, setting=PREPARED)  # fmt: skip
+        frame["finished"] = point.finished
+        frame.loc[~point.finished, ["error", "captured_variance"]] = np.nan
+        rngs = run_generators(seed, (dataset, task.k, name, float(calibrated.eps), "correct_law"), range(runs))
+        frame["correct_law_error"] = subspace_error(method.correct_law(task, calibrated.eps, rngs), task.V)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
 def peer_runs_of_dataset(
     problem: DistributedProblem, dataset: str, section: dict[str, Any], full: bool = False, python: Any = None
 ) -> pd.DataFrame:
     """Every fit of every library of ``common.peers.libraries`` on one data set (the ranks below its dimension), in
     the common task's runs format with the column ``finished``."""
-    from ddppm.common.peers import PEER_PYTHON, peer_runs
-    from ddppm.experiments.common import options
-    from ddppm.methods.peers import peer_library_methods
 
     grid = peer_grid(section, full)
     methods = peer_library_methods(section["peers"]["libraries"])
     tasks = [CommonTask.from_problem(problem, k) for k in grid.ranks if k < problem.d]
     return peer_runs(tasks, methods, grid.epsilons, float(section["delta"]), grid.runs, int(section["seed"]),
-                     grid.point_seconds, options(section), dataset, python or PEER_PYTHON)  # fmt: skip
+                     grid.point_seconds, task_options(section), dataset, python or PEER_PYTHON)  # fmt: skip
 
 
 MIN_FITS_QUOTED = 5
@@ -108,8 +156,6 @@ def peer_findings(summary: pd.DataFrame) -> list[str]:
 def peers_beside_correct_law(peer_runs: pd.DataFrame, common_summary: pd.DataFrame) -> pd.DataFrame:
     """The peers' summary (every point of their runs) with the correct law's mean error at the same total ε
     (``amin_error_mean``: the common task's ``amin``, all of ε on the directions; setting prepared_rows)."""
-    from ddppm.common.run import summarise
-    from ddppm.methods import get_method
 
     summary = summarise(peer_runs)
     law = get_method(summary["method"].iloc[0]).correct_law_method

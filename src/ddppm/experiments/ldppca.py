@@ -29,7 +29,7 @@ from ddppm.core.progress import Progress
 from ddppm.core.schema import canonical
 from ddppm.core.seeds import run_seed
 from ddppm.experiments.base import Experiment, register_experiment
-from ddppm.methods import get_method
+from ddppm.methods import available_methods, get_method
 from ddppm.methods.ldppca import LOCAL_DP_PCA
 from ddppm.methods.ldppca.mechanism import achieved_delta, assumed_sensitivity, release_sigma, symmetric_noise
 from ddppm.methods.ldppca.metrics import chance_level, projector_distance
@@ -250,6 +250,5 @@ class LocalDPPCAExperiment(Experiment):
 
     def methods_used(self, config: dict[str, Any]) -> list[str]:
         """Every method of the task ``local_dp_pca`` (the panels run and draw only those)."""
-        from ddppm.methods import available_methods
 
         return list(available_methods(task=LOCAL_DP_PCA))

@@ -10,13 +10,13 @@ from typing import Any
 from ddppm.core.errors import ConfigError
 from ddppm.core.network import mixing_matrix
 from ddppm.experiments.base import Experiment, register_experiment
+from ddppm.studies.run import rank_methods
 
 
 def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
     """Cross-key checks of the validated section ``studies``: every method is a common-task method (and every one
     of ``rank.deflation`` has a deflated variant), and every
     (topology, m) a study asks for can be built (a grid needs a composite m, an Erdős–Rényi draw must connect)."""
-    from ddppm.studies.run import rank_methods
 
     rank_methods(section)  # every method of `methods`, and each of `rank.deflation` has a deflated variant
     asked = [("studies.agents", t, m) for t in section["agents"]["topologies"] for m in section["agents"]["ms"]]

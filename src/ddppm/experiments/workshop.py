@@ -8,7 +8,8 @@ D-DP-PM (calibrated on the same data and δ levels) and the oracle Gaussian rele
 pipeline's functions (:mod:`ddppm.pipeline.steps`, :mod:`ddppm.pipeline.montecarlo`).
 
 Entry points, usable without Snakemake (the section is ``workshop``, validated against ``workshop.schema.yaml``):
-:func:`default_section`, :func:`check_config`, :func:`delta_limits`, :func:`prepare_data`, :func:`method_options`,
+:func:`default_section`, :func:`check_config`, :func:`delta_limits`, :func:`prepare_data`,
+:func:`ddppm.pipeline.method_options.method_options` (the methods' options: a config service below the experiments),
 :func:`calibrate`, :func:`closed_form_params`, :func:`run_errors`, :func:`summary_table`, :func:`budget_table`;
 the claims are checked in :mod:`ddppm.experiments.workshop_claims`. Tables: docs/workshop.md.
 """
@@ -25,9 +26,9 @@ import pandas as pd
 from ddppm.core.errors import ConfigError, DataError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.progress import Progress
-from ddppm.core.schema import merge, schema_defaults, validate
 from ddppm.experiments.base import Experiment, get_experiment, register_experiment
 from ddppm.methods import available_methods, get_method
+from ddppm.pipeline.method_options import method_options
 from ddppm.pipeline.montecarlo import montecarlo_runs, summarize_runs
 from ddppm.pipeline.steps import partition_and_network, prepare_dataset
 from ddppm.privacy.threat_models import threat_model_table
@@ -39,26 +40,6 @@ def default_section(**overrides: Any) -> dict[str, Any]:
     """The section ``workshop`` with every default, nested ``overrides`` merged in, validated (the library's way
     to run the experiment without Snakemake)."""
     return get_experiment("workshop").default_section(**overrides)
-
-
-def method_options(section: dict[str, Any], name: str) -> dict[str, Any]:
-    """The validated options of method ``name`` for this experiment: its schema defaults, then this experiment's
-    defaults for it (``workshop.schema.yaml``), then ``workshop.method_options.<name>`` key by key (so a config
-    that sets one key keeps the experiment's other defaults); a method's :attr:`experiment_options` (the workshop
-    D-DP-PM's ``budget``) are merged from the section, and a calibrated method gets the threat models."""
-    method = get_method(name)
-    schema = method.config_schema
-    options = schema_defaults(schema)
-    if method.calibrated:
-        experiment_schema = get_experiment("workshop").schema["properties"]["method_options"]["properties"]
-        options = merge(options, experiment_schema[name].get("default", {}))
-        options = merge(options, section["method_options"].get(name, {}))
-    for key in method.experiment_options:
-        options[key] = merge(options[key], section[key])
-    if method.calibrated:
-        options["threat_models"] = list(section["threat_models"])
-    validate(options, schema, f"workshop.method_options.{name}")
-    return options
 
 
 def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:

@@ -9,8 +9,10 @@ from ddppm.methods.base import (
     RegisteredMethod,
     available_methods,
     calibrated_methods,
+    common_task_methods,
     get_method,
     method_module,
+    method_styles,
     param_table,
     register,
 )
@@ -24,8 +26,10 @@ __all__ = [
     "RegisteredMethod",
     "available_methods",
     "calibrated_methods",
+    "common_task_methods",
     "get_method",
     "method_module",
+    "method_styles",
     "param_table",
     "register",
 ]

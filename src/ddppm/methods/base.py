@@ -30,8 +30,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ddppm.common.base import CommonTaskMethod
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
+from ddppm.privacy.mechanisms import analytic_gaussian_delta
 
 PARAM_COLUMNS = ("eps", "delta_limit", "threat_model", "accounting", "delta", "feasible")
 """Columns every parameter-table row has. ``delta`` is the δ the chosen parameters achieve (NaN where
@@ -181,6 +183,21 @@ def available_methods(task: str | None = DISTRIBUTED_PCA) -> dict[str, Any]:
     return {name: m for name, m in _REGISTRY.items() if task is None or m.task == task}
 
 
+def common_task_methods() -> dict[str, Any]:
+    """Every registered method that solves the common task (:class:`ddppm.common.base.CommonTaskMethod`), by name,
+    in registration order."""
+    methods = available_methods(task=None).items()
+    return {name: m for name, m in methods if isinstance(m, CommonTaskMethod) and m.runs_common_task}
+
+
+def method_styles() -> dict[str, dict[str, Any]]:
+    """Legend entry and line style of every registered method: a common-task method's :meth:`common_style`, any
+    other method's own (e.g. D-DP-PM's, whose searched rows a method's rule file adds to the common task)."""
+    styles = {name: m.plot_style() for name, m in available_methods(task=None).items() if hasattr(m, "plot_style")}
+    styles.update({name: m.common_style() for name, m in common_task_methods().items()})
+    return styles
+
+
 def calibrated_methods(task: str | None = DISTRIBUTED_PCA) -> tuple[str, ...]:
     """Names of the registered methods of ``task`` whose parameters come from a calibration of their own
     (:attr:`Method.calibrated`), in registration order: experiments and rules ask this, never a list of names."""
@@ -221,7 +238,6 @@ def gaussian_mechanism_params(
     and the δ that σ really achieves at ε (the exact analytic-Gaussian δ, Balle & Wang 2018), ``feasible``
     where that is within the limit. ``threat_model``: :data:`PROVEN_EVERY_OBSERVER` (the δ is proven for every
     neighbour and observer), or :data:`NO_THREAT_MODEL` for a reference that makes no privacy claim."""
-    from ddppm.privacy.mechanisms import analytic_gaussian_delta
 
     rows = []
     for e, limit in zip(eps, delta_limits, strict=True):

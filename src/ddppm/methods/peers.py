@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod
+from ddppm.common.peers import PEER_PYTHON, peer_fits
 from ddppm.common.task import CommonTask
 from ddppm.methods.amin import PAPER_SCALE, AminCovariance, iterative_eigenvector_sampling
 from ddppm.methods.base import RegisteredMethod, register
@@ -75,7 +76,6 @@ class PeerLibrary(RegisteredMethod, CommonTaskMethod):
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
         """Every fit in the peers' environment, with no time budget (a fit can take minutes at large ε)."""
-        from ddppm.common.peers import PEER_PYTHON, peer_fits
 
         seeds = [int(rng.integers(2**32)) for rng in rngs]
         point = {"library": self.library, "k": task.k, "eps": calibrated.eps, "seeds": seeds}

@@ -18,6 +18,7 @@ import pandas as pd
 from ddppm.core.io import read_parquet, write_text_atomic
 from ddppm.core.provenance import PACKAGE, RECORDED_DISTRIBUTIONS
 from ddppm.data import LABELS
+from ddppm.methods import available_methods
 from ddppm.methods.base import UNNAMED_THREAT_MODELS
 from ddppm.pipeline.config import verdict_roles
 from ddppm.pipeline.tables import one_row_per_method
@@ -70,7 +71,6 @@ def _label(dataset: str) -> str:
 
 
 def _method_label(name: str) -> str:
-    from ddppm.methods import available_methods
 
     method = available_methods(task=None).get(name)
     return method.label if method is not None else name

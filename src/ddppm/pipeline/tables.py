@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ddppm.data.public_prep import PREPARED_ROWS
+from ddppm.methods import available_methods
 from ddppm.methods.base import PROVEN_EVERY_OBSERVER, UNNAMED_THREAT_MODELS
 
 SUMMARY_COLUMNS = [
@@ -29,7 +30,6 @@ SUMMARY_COLUMNS = [
 
 
 def _method(name: str):
-    from ddppm.methods import available_methods
 
     return available_methods(task=None).get(name)
 

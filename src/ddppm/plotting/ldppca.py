@@ -25,6 +25,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
+from ddppm.methods import available_methods
 from ddppm.plotting.style import _RC, BAND_LABEL, INFEASIBLE_COLOR, _figure, method_styles
 
 __all__ = ["ldppca_figure"]
@@ -211,7 +212,6 @@ def ldppca_figure(
 
 def method_styles_all() -> dict[str, dict[str, Any]]:
     """Legend label and marker of every registered method of every task."""
-    from ddppm.methods import available_methods
 
     styles = method_styles()
     styles.update({name: m.plot_style() for name, m in available_methods(task=None).items()})

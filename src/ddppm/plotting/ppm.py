@@ -16,6 +16,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ddppm.methods import available_methods
+from ddppm.methods.ppm import PRIVATE_SUBSPACE
 from ddppm.plotting.style import (
     _RC,
     INFEASIBLE_COLOR,
@@ -33,8 +35,6 @@ NO_METHOD_LABEL = "purple span: no method's σ gives the target ε here"
 
 
 def _styles() -> dict[str, dict[str, Any]]:
-    from ddppm.methods import available_methods
-    from ddppm.methods.ppm import PRIVATE_SUBSPACE
 
     return {name: m.plot_style() for name, m in available_methods(task=PRIVATE_SUBSPACE).items()}
 

@@ -19,6 +19,7 @@ from matplotlib.ticker import NullFormatter
 
 from ddppm.plotting.common import ERROR_LABEL, PALETTE
 from ddppm.plotting.style import _RC, _figure, _legend_below, band_mean_label
+from ddppm.studies.views import VIEW_KEYS
 
 TOPOLOGY_LINES = ("-", "--", ":", "-.")
 
@@ -213,7 +214,6 @@ VIEW_COLOURS = {"paper": "#1f77b4", "network": "#d62728"}
 def views_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
     """One panel per data set: the journal D-DP-PM's δ (two-sided, log axis) against ε under each view (colour)
     and accountant (line style and marker), the same parameters throughout."""
-    from ddppm.studies.views import VIEW_KEYS
 
     datasets = list(dict.fromkeys(summary["dataset"]))
     accountants = list(dict.fromkeys(zip(*(summary[k] for k in VIEW_KEYS[2:]), strict=True)))

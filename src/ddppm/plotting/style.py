@@ -30,7 +30,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, LogFormatter, NullFormatter, NullLocator
 
 from ddppm.core.io import atomic_write
+from ddppm.core.provenance import provenance_note
+from ddppm.methods import available_methods
 from ddppm.methods.base import UNNAMED_THREAT_MODELS
+from ddppm.privacy.threat_models import BUILT_IN
 
 INFEASIBLE_COLOR = "#7a0177"
 """Colour of every infeasible mark (no method uses it): over-budget points and 'no parameters met δ'."""
@@ -40,7 +43,6 @@ _VARIANT_MARKERS = ("o", "P", "*", "h")
 
 def method_styles() -> dict[str, dict[str, Any]]:
     """Legend label, colour, marker and line style of every registered method (from the registry)."""
-    from ddppm.methods import available_methods
 
     return {name: method.plot_style() for name, method in available_methods().items()}
 
@@ -81,7 +83,6 @@ def band_mean_label(level: float = 0.95, kind: str = "confidence") -> str:
 
 def built_in_threat_model(name: str | None) -> dict[str, str] | None:
     """``{view, accounting, adjacency}`` of a built-in threat model, None for any other name (e.g. ``none``)."""
-    from ddppm.privacy.threat_models import BUILT_IN
 
     return BUILT_IN[name].as_dict() if name in BUILT_IN else None
 
@@ -262,7 +263,6 @@ def save_figure(
     """
     metadata: dict[str, str] = {}
     if config_hash is not None:
-        from ddppm.core.provenance import provenance_note
 
         note = provenance_note(config_hash)
         fig.text(0.995, 0.003, note, ha="right", va="bottom", fontsize=6, color="#888888")

@@ -15,6 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ddppm.methods import get_method
 from ddppm.plotting.style import (
     _RC,
     INFEASIBLE_COLOR,
@@ -34,7 +35,6 @@ EXACT_OVER_LIMIT = "met δ by the threat model's accounting, but the exact δ of
 
 def _styles(methods: list[str], labels: dict[str, str]) -> dict[str, dict[str, Any]]:
     """Each method's legend entry and line style, with the experiment's own ``labels`` (``workshop.labels``)."""
-    from ddppm.methods import get_method
 
     styles = {name: get_method(name).plot_style() for name in methods}
     return {name: {**style, "label": labels.get(name, style["label"])} for name, style in styles.items()}

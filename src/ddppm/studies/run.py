@@ -31,11 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.base import common_task_methods
 from ddppm.common.run import run_methods as run_common
 from ddppm.common.run import summarise
 from ddppm.core.errors import ConfigError
+from ddppm.methods import available_methods, common_task_methods, method_styles
+from ddppm.studies.searched import searched_point
 from ddppm.studies.tasks import consensus_term, lambda2_of, scale_task, spiked_rows, theorem3_consensus_rounds
+from ddppm.studies.views import study_views
 
 STUDIES = ("agents", "topology", "consensus", "rank", "views")
 SEARCHED_ONLY = (
@@ -48,7 +50,6 @@ SEARCHED_ONLY = (
 def not_run() -> dict[str, str]:
     """The gossip methods of the registry the studies cannot run, and why: those that are no common-task method
     (the journal and workshop D-DP-PM: only a searched δ)."""
-    from ddppm.methods import available_methods
 
     common = common_task_methods()
     return {
@@ -89,7 +90,6 @@ def rank_methods(section: dict[str, Any]) -> dict[str, Any]:
 def study_styles() -> dict[str, dict[str, Any]]:
     """Legend entry and line style of every method a study can run: every registered method (the searched
     D-DP-PM variants included) and each deflated variant of a common-task one."""
-    from ddppm.common.base import method_styles
 
     styles = method_styles()
     deflated = (m.deflated() for m in common_task_methods().values() if hasattr(m, "deflated"))
@@ -127,7 +127,6 @@ def study_agents(section: dict[str, Any], context: dict[str, Any] | None = None)
     """Every run at every (sizing, topology, m, method, ε), with the journal and workshop D-DP-PM where
     ``agents.searched`` asks for them (:func:`ddppm.studies.searched.searched_point`; ``context``: the config's
     ``workshop`` and ``threat_models``, their options)."""
-    from ddppm.studies.searched import searched_point
 
     cfg = section["agents"]
     frames = []
@@ -219,7 +218,6 @@ def study_rank(section: dict[str, Any]) -> pd.DataFrame:
 
 
 def _views(section: dict[str, Any]) -> pd.DataFrame:
-    from ddppm.studies.views import study_views
 
     return study_views(section)
 

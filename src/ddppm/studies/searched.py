@@ -21,6 +21,9 @@ import pandas as pd
 
 from ddppm.common.task import CommonTask, chance_error
 from ddppm.core.problem import DistributedProblem
+from ddppm.methods.ddppm.common_searched import searched_runs
+from ddppm.pipeline.method_options import method_options, section_defaults
+from ddppm.privacy.threat_models import BUILT_IN, resolve
 
 NOT_REACHED = (
     "not run: the searched calibration's cost grows about as m^2.7 (measured at n = 20,000, d = 50: 83 s per "
@@ -32,12 +35,9 @@ NOT_REACHED = (
 def searched_context(context: dict[str, Any] | None) -> dict[str, Any]:
     """The config the variants' options come from: ``workshop`` (their options, as on the common task) and
     ``threat_models``; defaults where ``context`` lacks them (a study run outside the pipeline)."""
-    from ddppm.experiments import get_experiment
-    from ddppm.privacy.threat_models import BUILT_IN
-
     context = dict(context or {})
     if "workshop" not in context:
-        context["workshop"] = get_experiment("workshop").default_section()
+        context["workshop"] = section_defaults("workshop")
     context.setdefault("threat_models", {name: tm.as_dict() for name, tm in BUILT_IN.items()})
     return context
 
@@ -55,10 +55,6 @@ def searched_point(
         reached = max([int(x) for x in cfg["ms"] if int(x) < int(m)], default=0)
         return not_reached(task, cfg["methods"], eps, float(section["delta"]),
                            NOT_REACHED.format(reached=reached or "none"))  # fmt: skip
-    from ddppm.experiments.workshop import method_options
-    from ddppm.methods.ddppm.common_searched import searched_runs
-    from ddppm.privacy.threat_models import resolve
-
     context = searched_context(context)
     name = cfg["threat_model"]
     definitions = {name: resolve(name, context["threat_models"], "studies.agents.searched.threat_model").as_dict()}

@@ -30,6 +30,7 @@ from ddppm.core.seeds import run_generators
 from ddppm.methods.base import PROVEN_EVERY_OBSERVER, Method, param_table, register
 from ddppm.methods.certified.accounting import certified_delta_of
 from ddppm.methods.certified.algorithm import CertifiedParams, certified_network, draw
+from ddppm.methods.certified.deflation import CertifiedDeflation
 
 
 def local_grams(blocks: Sequence[np.ndarray]) -> np.ndarray:
@@ -175,7 +176,6 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
     def deflated(self) -> CommonTaskMethod:
         """The same algorithm one component at a time (:mod:`ddppm.methods.certified.deflation`), for the rank
         study."""
-        from ddppm.methods.certified.deflation import CertifiedDeflation
 
         return CertifiedDeflation()
 

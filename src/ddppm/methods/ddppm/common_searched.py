@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.settings import PREPARED
 from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
+from ddppm.methods.base import get_method
 from ddppm.methods.ddppm.accountant import AccountantSettings
 from ddppm.methods.ddppm.algorithm import DDPPMParams, draw_standard_normals, scale_draws
 from ddppm.methods.ddppm.calibration import CalibrationGrid, JournalCandidates, calibrate
@@ -129,6 +129,7 @@ def searched_runs(
     definitions: dict[str, dict[str, str]],
     runs: int,
     seed: int,
+    setting: str = "standard",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every run of each variant of ``options`` (registered name → its validated options) calibrated under
     ``threat_model`` at each ε and ``delta_limit``, in the common task's runs format
@@ -138,8 +139,8 @@ def searched_runs(
 
     The calibration compares Definition 1's hockey-stick δ with the limit (``delta_statistic: hockey``). Runs draw
     from generators labelled (dataset, 1, method, ε) as every common-task method's. Where no parameter choice met
-    the limit the ε has one row with ``feasible`` False and no error."""
-    from ddppm.methods import get_method
+    the limit the ε has one row with ``feasible`` False and no error. ``setting`` names the rows' setting (the
+    common task's ``prepared_rows``: the searches run on the pipeline's prepared rows)."""
 
     task = CommonTask.from_problem(problem, 1)
     eps = np.asarray(eps, float)
@@ -153,7 +154,7 @@ def searched_runs(
         table = method.searched_calibrate(job)
         tables.append(table.assign(method=name, dataset=dataset))
         for _, row in table.iterrows():
-            base = {"setting": PREPARED, "dataset": dataset, "k": 1, "method": name, "trust_model": "gossip",
+            base = {"setting": setting, "dataset": dataset, "k": 1, "method": name, "trust_model": "gossip",
                     "privacy_column": "searched", "eps": float(row["eps"]), "delta_limit": float(delta_limit),
                     "delta": float(row["delta_standard"]), "feasible": bool(row["feasible"]), "sigma": np.nan,
                     "noise_multiplier": np.nan}  # fmt: skip

@@ -19,7 +19,7 @@ from ddppm.core.problem import DistributedProblem
 from ddppm.methods.ddppm.common_searched import SearchedCalibration, unit_columns
 from ddppm.methods.workshop.algorithm import WorkshopParams, draw_workshop_normals, workshop_network
 from ddppm.methods.workshop.budget import BudgetSplit
-from ddppm.methods.workshop.calibration import calibrate_workshop, params_from_row
+from ddppm.methods.workshop.calibration import calibrate_workshop, param_rows, params_from_row
 
 
 def workshop_estimates(
@@ -41,7 +41,6 @@ def searched_calibrate(job: SearchedCalibration) -> pd.DataFrame:
     """The workshop's parameter table under the job's threat model, chosen by the common error of
     :func:`workshop_estimates` against ``v``, with ``delta_standard``: Definition 1's δ of the whole run (iterations'
     hockey stick plus the final release's δ)."""
-    from ddppm.methods.workshop.method import param_rows
 
     def metric(p: DistributedProblem, params: WorkshopParams, draws: tuple[np.ndarray, ...]) -> np.ndarray:
         return subspace_error(workshop_estimates(p, params, draws), job.v[:, None])  # type: ignore[arg-type]

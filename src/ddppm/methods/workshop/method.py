@@ -15,67 +15,12 @@ import numpy as np
 import pandas as pd
 
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.base import Method, param_table, register
-from ddppm.methods.ddppm.params import params_to_row
+from ddppm.methods.base import Method, register
 from ddppm.methods.workshop.algorithm import draw_workshop_normals, workshop_errors
-from ddppm.methods.workshop.calibration import WorkshopCalibration, calibrate_threat_model, params_from_row
+from ddppm.methods.workshop.calibration import calibrate_threat_model, param_rows, params_from_row
+from ddppm.methods.workshop.common_searched import searched_calibrate, searched_estimates
 from ddppm.methods.workshop.recheck import with_exact_recheck
 from ddppm.methods.workshop.schema import CONFIG_SCHEMA
-
-BUDGET_COLUMNS = (
-    "eps_iterations",
-    "eps_final",
-    "delta_iterations",
-    "delta_iterations_limit",
-    "delta_final",
-    "delta_final_actual",
-    "final_noise_factor",
-    "final_mechanism",
-    "eps_final_share",
-    "delta_final_share",
-    "delta_q",
-)
-"""The budget split and the final release of each row (docs/workshop.md has the column dictionary)."""
-
-
-def param_rows(calibration: WorkshopCalibration, threat_model_name: str) -> pd.DataFrame:
-    """The method's parameter table under one threat model from a calibration (one row per total ε).
-
-    ``accounting`` names how the iterations' δ was computed (``theorem1``, ``chernoff`` or ``exact``); ``delta``
-    is the composed ``δ_iterations + δ₁`` (NaN where no parameters met the limit, ``feasible`` False).
-    """
-    meta, rows = calibration.meta, []
-    for _, row in calibration.chosen.iterrows():
-        met = bool(row["met"])
-        out = {
-            "eps": float(row["eps"]),
-            "delta_limit": float(row["delta_limit"]),
-            "threat_model": threat_model_name,
-            "accounting": meta["accounting_iterations"],
-            "delta": float(row["delta"]) if met else np.nan,
-            "feasible": met,
-            "view": meta["threat_model"]["view"],
-            "adjacency": meta["threat_model"]["adjacency"],
-            "reason": str(row.get("reason", "")),
-            "t_star": int(row["t_star"]),
-        }
-        for key in BUDGET_COLUMNS:
-            if key in row and not (key == "delta_iterations" and not met):
-                out[key] = row[key]
-        if met:
-            out.update(params_to_row(params_from_row(row)))  # the journal's columns: the same parameters
-            out.update(
-                {
-                    "delta_iterations_se": float(row["delta_se"]),
-                    "delta_iterations_max": float(row["delta_max"]),
-                    "calibration_error": float(row["error_mean"]),
-                }
-            )
-        rows.append(out)
-    table = param_table(rows)
-    if "T" in table:
-        table["T"] = table["T"].astype("Int64")
-    return table
 
 
 @register
@@ -94,14 +39,10 @@ class WorkshopDDPPM(Method):
     def searched_calibrate(self, job: Any) -> pd.DataFrame:
         """On the common task, under a searched threat model (:func:`ddppm.methods.workshop.common_searched.
         searched_calibrate`)."""
-        from ddppm.methods.workshop.common_searched import searched_calibrate
-
         return searched_calibrate(job)
 
     def searched_estimates(self, problem: DistributedProblem, row: pd.Series, rngs: Sequence[Any]) -> np.ndarray:
         """Agent 0's estimates of the common task's ``v`` at a calibration row's parameters."""
-        from ddppm.methods.workshop.common_searched import searched_estimates
-
         return searched_estimates(problem, row, rngs)
 
     def choose_params(
