@@ -65,8 +65,10 @@ def searched():
     section = default_section(method_options={"ddppm": SMALL, "ddppm_workshop": SMALL})
     variants = {name: method_options(section, name) for name in ("ddppm", "ddppm_workshop")}
     definitions = {"sound": BUILT_IN["sound"].as_dict()}
-    loose = searched_runs(problem, "toy", [5.0, 50.0], 0.3, variants, "sound", definitions, runs=6, seed=0)
-    strict = searched_runs(problem, "toy", [0.5], 1e-12, variants, "sound", definitions, 6, 0)
+    # the common task lists them in its prepared-rows setting (the searches run on the pipeline's prepared rows)
+    loose = searched_runs(problem, "toy", [5.0, 50.0], 0.3, variants, "sound", definitions, runs=6, seed=0,
+                          setting="prepared_rows")  # fmt: skip
+    strict = searched_runs(problem, "toy", [0.5], 1e-12, variants, "sound", definitions, 6, 0, setting="prepared_rows")
     return problem, loose, strict
 
 
@@ -107,7 +109,7 @@ def test_searched_rows_go_beside_the_table_never_in_it(searched):
     problem, (runs, _), _ = searched
     task = CommonTask.from_problem(problem, 1)
     certified = run_methods(task, [5.0, 50.0], 0.3, 4, 0, {"adjacency": "replace_one", "iterations": 2},
-                            dataset="toy")  # fmt: skip
+                            dataset="toy", setting="prepared_rows")  # fmt: skip
     out = tables(pd.concat([certified, runs], ignore_index=True))
     assert not set(out["which_method"]["best"]) & {"ddppm", "ddppm_workshop"}
     assert not set(out["which_method"]["runner_up"].dropna()) & {"ddppm", "ddppm_workshop"}
