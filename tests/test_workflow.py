@@ -373,7 +373,7 @@ def test_a_common_task_method_is_one_file_that_reruns_its_runs_and_reaches_the_s
     rules = {rule for rule, _ in _planned_jobs(work)}
     assert "common_runs" in rules
     assert not rules & {"montecarlo_chunk", "method_params", "ddppm_calibrate", "workshop_calibrate", "ppm_runs"}
-    out = snakemake(work, "--configfile", TINY, f"{TINY_RESULTS}/common/summary.csv")
+    out = snakemake(work, f"{TINY_RESULTS}/common/summary.csv", "--configfile", TINY)  # targets first
     assert out.returncode == 0, out.stderr[-2000:]
     summary = pd.read_csv(work / TINY_RESULTS / "common" / "summary.csv")
     added = summary[summary["method"] == "noisy_second_moment"]

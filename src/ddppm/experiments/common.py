@@ -236,7 +236,7 @@ def findings(
         f"{share:g} of μ² where the analyst standardises; error = ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) against the PCA of the "
         "records standardised with their true statistics.",
     ]
-    eps = reference_eps(which["eps"])
+    eps = reference_eps(which["eps"]) if len(which) else float("nan")  # a run may have no standard rows
     for (dataset, k), group in which[which["eps"] == eps].groupby(["dataset", "k"], sort=False):
         best = group.set_index("trust_model")
         parts = []
