@@ -91,10 +91,11 @@ def test_a_data_set_without_bounds_names_the_key_and_the_fix():
 def test_editing_the_declared_bounds_changes_the_digest_a_job_records(tmp_path, monkeypatch):
     """The bounds are data, not code: rule common_clipping records this digest, so editing them reruns it."""
     import ddppm.data.public_prep as prep
+    import ddppm.data.specs as specs
 
-    copy = tmp_path / "public_bounds.yaml"
+    copy = tmp_path / "datasets.yaml"
     copy.write_text(BOUNDS_FILE.read_text())
-    monkeypatch.setattr(prep, "BOUNDS_FILE", copy)
+    monkeypatch.setattr(specs, "SPECS_FILE", copy)
     before = prep.declared_bounds_digest()
     copy.write_text(copy.read_text().replace("[0, 16]", "[0, 17]"))
     assert prep.declared_bounds_digest() != before

@@ -39,18 +39,12 @@ import numpy as np
 
 from ddppm.core.errors import ConfigError, DataError
 from ddppm.data.sources import download, read_numeric_table
-from ddppm.data.synthetic import ami_synthetic, sbm_graph_signal, spiked_synthetic
+from ddppm.data.specs import dataset_specs
 
-DATASETS: tuple[str, ...] = (
-    "diabetes",
-    "breast_cancer",
-    "wine",
-    "ami_synthetic",
-    "sbm_graph_signal",
-    "digits",
-    "spiked_synthetic",
-)
-"""Names accepted by :func:`load_dataset`."""
+_SPECS = dataset_specs()
+
+DATASETS: tuple[str, ...] = tuple(_SPECS)
+"""Names accepted by :func:`load_dataset`: one record each in ``datasets.yaml`` (:mod:`ddppm.data.specs`)."""
 
 SOURCES: tuple[str, ...] = ("default", "url")
 """Values accepted for ``source`` (config key ``datasets.<name>.source``)."""
@@ -58,41 +52,17 @@ SOURCES: tuple[str, ...] = ("default", "url")
 NORMALIZATIONS: tuple[str, ...] = ("standardize", "scale", "sphere")
 """Values accepted by :func:`normalize` (config key ``normalization``)."""
 
-PAPER_SHAPES: dict[str, tuple[int, int]] = {
-    "diabetes": (442, 10),
-    "breast_cancer": (569, 30),
-    "wine": (178, 13),
-    "ami_synthetic": (1352, 25),
-    "sbm_graph_signal": (400, 3),
-}
+PAPER_SHAPES: dict[str, tuple[int, int]] = {name: spec.shape for name, spec in _SPECS.items() if spec.papers}
 """Shapes used in the papers (journal §IV-B, workshop §4)."""
 
-SHAPES: dict[str, tuple[int, int]] = {**PAPER_SHAPES, "digits": (1797, 64), "spiked_synthetic": (20000, 50)}
-"""Default shapes of every data set: the papers' and the common task's own (scikit-learn's digits, the spiked
-synthetic set)."""
+SHAPES: dict[str, tuple[int, int]] = {name: spec.shape for name, spec in _SPECS.items()}
+"""Default shapes of every data set: the papers' and the common task's own."""
 
-LABELS: dict[str, str] = {
-    "diabetes": "Diabetes",
-    "breast_cancer": "Breast Cancer",
-    "wine": "Wine",
-    "ami_synthetic": "AMI (synthetic stand-in)",
-    "sbm_graph_signal": "SBM graph signals",
-    "digits": "Digits (8×8 images)",
-    "spiked_synthetic": "Spiked synthetic (n = 20,000, d = 50)",
-}
-"""Human-readable labels for figures; the AMI stand-in is labelled as such."""
+LABELS: dict[str, str] = {name: spec.label for name, spec in _SPECS.items()}
+"""Human-readable labels for figures; a stand-in is labelled as such."""
 
-_SKLEARN_LOADERS: dict[str, str] = {
-    "diabetes": "load_diabetes",
-    "breast_cancer": "load_breast_cancer",
-    "wine": "load_wine",
-    "digits": "load_digits",
-}
-_GENERATORS = {
-    "ami_synthetic": ami_synthetic,
-    "sbm_graph_signal": sbm_graph_signal,
-    "spiked_synthetic": spiked_synthetic,
-}
+_SKLEARN_LOADERS: dict[str, str] = {name: spec.sklearn_loader for name, spec in _SPECS.items() if spec.sklearn_loader}
+_GENERATORS = {name: spec.generator for name, spec in _SPECS.items() if spec.generator}
 _URL_OPTIONS = ("delimiter", "header", "drop_last_column", "drop_columns", "check_shape", "timeout")
 
 
@@ -244,8 +214,8 @@ def load_dataset(
         X = generator(seed=seed, **options)
         meta["origin"] = f"ddppm.data.{generator.__name__}"
         meta["options"] = dict(options)
-        if name == "ami_synthetic":
-            meta["stand_in"] = "synthetic stand-in for the paper's private AMI smart-meter data"
+        if _SPECS[name].stand_in:
+            meta["stand_in"] = _SPECS[name].stand_in
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise DataError(f"dataset {name!r} loaded with unusable shape {X.shape}; expected a non-empty n×d table.")
@@ -258,9 +228,10 @@ def _load_sklearn(name: str, meta: dict[str, Any]) -> np.ndarray:
     import sklearn
     import sklearn.datasets as skd
 
-    loader = getattr(skd, _SKLEARN_LOADERS[name])
-    bunch = loader(scaled=False) if name == "diabetes" else loader()
-    call = "load_diabetes(scaled=False)" if name == "diabetes" else f"{_SKLEARN_LOADERS[name]}()"
+    spec = _SPECS[name]
+    arguments = spec.sklearn_arguments
+    bunch = getattr(skd, _SKLEARN_LOADERS[name])(**arguments)
+    call = f"{_SKLEARN_LOADERS[name]}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
     meta["origin"] = f"sklearn.datasets.{call}.data"
     meta["sklearn_version"] = sklearn.__version__
     return np.asarray(bunch.data, dtype=np.float64)

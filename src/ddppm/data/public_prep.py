@@ -4,7 +4,8 @@ The pipeline's ``normalize`` (:mod:`ddppm.data.datasets`) standardises with the 
 of all rows and divides by the largest row norm: statistics of the private data, read without privacy, so replacing
 one raw record moves every prepared row, and no (ε, δ) computed on the prepared rows covers a user's records. Here
 the only inputs besides a row itself are **public**: per-feature bounds declared with their source
-(``public_bounds.yaml`` beside this module, or ``dataset_options.<name>.public_bounds``) and n.
+(each data set's record in ``datasets.yaml``, :mod:`ddppm.data.specs`, or ``dataset_options.<name>.public_bounds``)
+and n.
 
 :func:`prepare_public` maps each raw record x to
 
@@ -22,24 +23,22 @@ of the budget (:mod:`ddppm.common.preprocessing`). :func:`reference_rows` is wha
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.metrics import subspace_distance
+from ddppm.data.specs import SPECS_FILE, dataset_specs, specs_digest
 
 RAW_RECORDS, PREPARED_ROWS = "raw_records", "prepared_rows"
 SCOPES = (RAW_RECORDS, PREPARED_ROWS)
 """What an (ε, δ) covers, the column ``scope`` of every summary: the raw records (only public inputs shaped the
 rows), or the rows after a preprocessing that read the records without privacy (``normalize``)."""
 
-BOUNDS_FILE = Path(__file__).with_name("public_bounds.yaml")
+BOUNDS_FILE = SPECS_FILE
+"""Where the declared bounds live: each data set's record (``public_bounds``)."""
 SOURCE_KINDS = ("documentation", "construction", "declared")
 
 
@@ -75,14 +74,13 @@ class PublicBounds:
 
 
 def declared_bounds_digest() -> str:
-    """A digest of the declared bounds file: a job that reads the bounds records it, so editing them (data, not
-    code) reruns it."""
-    return hashlib.sha256(BOUNDS_FILE.read_bytes()).hexdigest()[:16]
+    """A digest of the data sets' records, where the declared bounds live: a job that reads the bounds records it,
+    so editing them (data, not code) reruns it."""
+    return specs_digest()
 
 
-@cache
 def _declared() -> dict[str, Any]:
-    return yaml.safe_load(BOUNDS_FILE.read_text(encoding="utf-8"))
+    return {name: spec.public_bounds for name, spec in dataset_specs().items() if spec.public_bounds}
 
 
 def bounds_from_entry(entry: dict[str, Any], d: int, key: str) -> PublicBounds:
@@ -117,7 +115,7 @@ def check_declared(name: str, override: dict[str, Any] | None = None) -> None:
 
 def public_bounds(name: str, d: int, override: dict[str, Any] | None = None) -> PublicBounds:
     """The declared bounds of data set ``name`` (``d`` features): ``override`` (the config's
-    ``dataset_options.<name>.public_bounds``) or the project's declaration (``public_bounds.yaml``).
+    ``dataset_options.<name>.public_bounds``) or the project's declaration (its record in ``datasets.yaml``).
 
     Raises
     ------
@@ -133,7 +131,7 @@ def public_bounds(name: str, d: int, override: dict[str, Any] | None = None) -> 
             f"{key}: {name!r} has no public bounds, so it cannot run from the raw records; declare them there "
             "(kind, source, and `features` or `all_features`), e.g. from the data set's documentation"
         )
-    return bounds_from_entry(declared[name], d, f"{BOUNDS_FILE.name}: {name}")
+    return bounds_from_entry(declared[name], d, f"{BOUNDS_FILE.name}: {name}.public_bounds")
 
 
 ROUTES = ("standardize", "scale")
