@@ -233,3 +233,9 @@ def test_run_times_come_from_the_one_record(tmp_path):
         assert "min" in block and "benchmarks/timings.yaml" in block
     tiny = (REPO / "tests" / "config" / "tiny.yaml").read_text(encoding="utf-8")
     assert not re.search(r"\d+\s*min", tiny), "the tiny config quotes no time of its own"
+
+
+def test_the_readme_stays_short():
+    """The README answers and points; explanations live in docs/ (at most 150 lines)."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines: move detail to docs/"
