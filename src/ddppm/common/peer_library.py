@@ -22,7 +22,9 @@ Each library runs through its own public API, as a user calls it on rows already
 Both libraries' eigenvector samplers are defective (docs/peers.md): what they release follows the density
 ``∝ exp(−uᵀAu)(uᵀΩu)^{−d}``, not the Bingham law their proof is about. A draw costs a geometric number of
 proposals, so a fit can take minutes: each (library, k, ε) point gets a wall-clock budget, a fit still running when
-it ends is stopped (``SIGALRM``), and the point's remaining fits are not started. For k = 1 the proposals are
+it ends is stopped, and the point's remaining fits are not started. Each fit runs in a forked child that is killed
+(``SIGKILL``) at the deadline: nothing is interrupted inside a library (a timeout raised inside OpenDP's Python
+callback could abort the whole process), and no library can swallow its stop. For k = 1 the proposals are
 independent of one another, so the fits that finish follow the sampler's law exactly (stopping selects nothing);
 for k > 1 a later direction's cost depends on the earlier ones, so the finished fits may lean towards the faster.
 """
@@ -30,10 +32,16 @@ for k > 1 a later direction's cost depends on the earlier ones, so the finished 
 from __future__ import annotations
 
 import json
+import os
+import pickle
+import select
 import signal
 import sys
 import time
+import traceback
 import warnings
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -43,10 +51,6 @@ OPENDP_FEATURES = ("contrib", "idealized-numerics", "honest-but-curious")
 arithmetic treated as exact) and ``honest-but-curious`` (a Python callback inside a measurement)."""
 
 FINISHED, TIMED_OUT, NOT_STARTED = 0, 1, 2
-
-
-class FitTimeout(Exception):
-    """The point's wall-clock budget ran out during a fit."""
 
 
 def fit_diffprivlib(X: np.ndarray, k: int, eps: float, seed: int) -> np.ndarray:
@@ -80,21 +84,50 @@ def fit_opendp(X: np.ndarray, k: int, eps: float) -> np.ndarray:
     return np.asarray(_opendp_pca(n, d, k, eps)(X).Vt)[:k].T
 
 
+def fit_in_child(fit: Callable[[], np.ndarray], timeout: float) -> tuple[int, np.ndarray | None, float]:
+    """Run ``fit`` in a forked child and wait at most ``timeout`` seconds: ``(FINISHED, V, seconds)`` (the child's
+    own fit time), or ``(TIMED_OUT, None, nan)`` after killing it. A child that fails raises its traceback here."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: fit, send the result, leave without running the parent's cleanup
+        os.close(read_end)
+        try:
+            start = time.perf_counter()
+            payload = pickle.dumps(("ok", np.asarray(fit()), time.perf_counter() - start))
+        except BaseException:  # noqa: BLE001 - anything the library raises goes back to the parent
+            payload = pickle.dumps(("error", traceback.format_exc(), 0.0))
+        with os.fdopen(write_end, "wb") as out:
+            out.write(payload)
+        os._exit(0)
+    os.close(write_end)
+    deadline, chunks = time.monotonic() + timeout, []
+    with os.fdopen(read_end, "rb") as pipe:
+        while True:
+            ready, _, _ = select.select([pipe], [], [], max(deadline - time.monotonic(), 0.0))
+            if not ready:  # the budget ran out: stop the fit
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return TIMED_OUT, None, float("nan")
+            chunk = pipe.read1(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.waitpid(pid, 0)
+    if not chunks:
+        raise RuntimeError("a fit's child process died without a result (the library crashed)")
+    kind, value, seconds = pickle.loads(b"".join(chunks))
+    if kind == "error":
+        raise RuntimeError(f"the library failed in a fit:\n{value}")
+    return FINISHED, value, float(seconds)
+
+
 def run_points(X: np.ndarray, points: list[dict], budget: float) -> dict[str, np.ndarray]:
-    """Every point ``{"library", "k", "eps", "seeds"}``: one fit per seed until the point's ``budget`` seconds run
-    out. Returns per point i ``V_i`` (runs, d, k; NaN where unfinished), ``seconds_i`` (per fit; NaN where
-    unfinished), ``status_i`` (:data:`FINISHED`, :data:`TIMED_OUT`, :data:`NOT_STARTED`) and ``claimed_eps_i``
-    (the library's own replace-one ε)."""
-    state = {"in_fit": False, "expired": False}
-
-    def expire(signum, frame):
-        if state["in_fit"]:
-            state["expired"] = True
-            raise FitTimeout()
-
-    signal.signal(signal.SIGALRM, expire)
+    """Every point ``{"library", "k", "eps", "seeds"}``: one fit per seed (:func:`fit_in_child`) until the point's
+    ``budget`` seconds run out. Returns per point i ``V_i`` (runs, d, k; NaN where unfinished), ``seconds_i`` (per
+    fit; NaN where unfinished), ``status_i`` (:data:`FINISHED`, :data:`TIMED_OUT`, :data:`NOT_STARTED`) and
+    ``claimed_eps_i`` (the library's own replace-one ε)."""
     n, d = X.shape
-    for library in {point["library"] for point in points}:  # imports are not a fit's time
+    for library in {point["library"] for point in points}:  # imports are not a fit's time (the children inherit them)
         opendp_replace_one(n, d, 1, 1.0) if library == "opendp" else fit_diffprivlib(X, 1, 0.01, 0)
     out = {}
     for i, point in enumerate(points):
@@ -108,26 +141,12 @@ def run_points(X: np.ndarray, points: list[dict], budget: float) -> dict[str, np
             left = deadline - time.monotonic()
             if left <= 1e-3:
                 break
-            start = time.perf_counter()
-            state.update(in_fit=True, expired=False)
-            # A timer of less than a microsecond would disarm it; the interval re-raises a timeout a library swallowed.
-            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), 0.05)
-            try:
-                fitted = fit_diffprivlib(X, k, eps, int(seed)) if library == "diffprivlib" else fit_opendp(X, k, eps)
-                state["in_fit"] = False
-            except Exception:
-                state["in_fit"] = False
-                # OpenDP wraps an exception raised inside its Python callback in its own: the flag tells a timeout.
-                if not state["expired"]:
-                    raise
-                status[run] = TIMED_OUT
+            fit = partial(fit_diffprivlib, X, k, eps, int(seed)) if library == "diffprivlib" else \
+                partial(fit_opendp, X, k, eps)  # fmt: skip
+            status[run], fitted, took = fit_in_child(fit, left)
+            if status[run] == TIMED_OUT:
                 break
-            finally:
-                state["in_fit"] = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            V[run] = fitted
-            seconds[run] = time.perf_counter() - start
-            status[run] = FINISHED
+            V[run], seconds[run] = fitted, took
         out.update({f"V_{i}": V, f"seconds_{i}": seconds, f"status_{i}": status, f"claimed_eps_{i}": claimed})
     return out
 
