@@ -77,7 +77,7 @@ def _call(python: str | Path, argv: list[str], what: str, timeout: float | None 
         proc = subprocess.run([str(python), *argv], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise DDPPMError(
-            f"{what}: the peers' process ran past its whole budget ({timeout:.0f} s): a fit ignored its timeout"
+            f"{what}: the peers' process ran past its whole budget ({timeout:.0f} s) and was stopped"
         ) from None
     if proc.returncode != 0:
         raise DDPPMError(f"{what}: the peers' environment ({python}) failed:\n{proc.stderr[-3000:]}")
@@ -117,7 +117,7 @@ def peer_fits(
                   "seeds": [int(s) for s in p["seeds"]]} for p in points]  # fmt: skip
         budget = point_seconds if math.isfinite(point_seconds) else 1e9
         request.write_text(json.dumps({"rows": str(rows), "out": str(out), "points": clean, "point_seconds": budget}))
-        # A watchdog past every point's budget: a library that swallowed its timeouts cannot hang the pipeline.
+        # A watchdog past every point's budget: whatever hangs outside a fit (an import, a read) cannot hang the run.
         watchdog = len(clean) * (budget + WATCHDOG_SLACK) + WATCHDOG_MARGIN if math.isfinite(point_seconds) else None
         _call(python, [peer_library.__file__, str(request)], "peer_fits", watchdog)
         with np.load(out) as got:
