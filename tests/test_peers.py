@@ -113,7 +113,8 @@ def test_a_crashing_fit_is_an_error_not_a_timeout(stand_in: str, tmp_path: Path)
     """A library that kills its own process (as a native abort would) is reported, never taken for a timeout."""
     (tmp_path / "diffprivlib" / "models.py").write_text(
         "import os\nclass PCA:\n    def __init__(self, **kw):\n        self.crash = kw['epsilon'] >= 100\n"
-        "    def fit(self, X):\n        if self.crash:\n            os.abort()\n        self.components_ = X[:1]\n        return self\n"
+        "    def fit(self, X):\n        if self.crash:\n            os.abort()\n"
+        "        self.components_ = X[:1]\n        return self\n"
     )
     point = {"library": "diffprivlib", "k": 1, "eps": 100.0, "seeds": [1]}
     with pytest.raises(DDPPMError, match="died without a result"):
