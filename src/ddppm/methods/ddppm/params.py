@@ -71,6 +71,25 @@ def _describe_worst(row: pd.Series) -> str:
     )
 
 
+def chosen_row(row: pd.Series, threat_model: str, settings_row: dict[str, str]) -> dict[str, Any]:
+    """The columns every calibrated D-DP-PM variant's parameter row starts with, from one row of a calibration's
+    ``chosen`` table: ε, its limit, the threat model and how δ was computed (``settings_row``: ``accounting``,
+    ``view``, ``adjacency``), δ (NaN where no candidate met the limit), ``feasible``, the reason and T*."""
+    met = bool(row["met"])
+    return {
+        "eps": float(row["eps"]),
+        "delta_limit": float(row["delta_limit"]),
+        "threat_model": threat_model,
+        "accounting": settings_row["accounting"],
+        "delta": float(row["delta"]) if met else np.nan,
+        "feasible": met,
+        "view": settings_row["view"],
+        "adjacency": settings_row["adjacency"],
+        "reason": str(row.get("reason", "")),
+        "t_star": int(row["t_star"]),
+    }
+
+
 def param_rows(chosen: pd.DataFrame, threat_model: str, settings_row: dict[str, str]) -> pd.DataFrame:
     """The method's parameter table from a calibration's ``chosen`` table (one row per ε).
 
@@ -80,18 +99,7 @@ def param_rows(chosen: pd.DataFrame, threat_model: str, settings_row: dict[str, 
     rows = []
     for _, row in chosen.iterrows():
         met = bool(row["met"])
-        out = {
-            "eps": float(row["eps"]),
-            "delta_limit": float(row["delta_limit"]),
-            "threat_model": threat_model,
-            "accounting": settings_row["accounting"],
-            "delta": float(row["delta"]) if met else np.nan,
-            "feasible": met,
-            "view": settings_row["view"],
-            "adjacency": settings_row["adjacency"],
-            "reason": str(row.get("reason", "")),
-            "t_star": int(row["t_star"]),
-        }
+        out = chosen_row(row, threat_model, settings_row)
         if met:
             out.update(params_to_row(params_from_row(row)))
             out.update(

@@ -24,7 +24,7 @@ from ddppm.methods.ddppm.accountant import AccountantSettings, DeltaResult
 from ddppm.methods.ddppm.adjacency import neighbour_table
 from ddppm.methods.ddppm.algorithm import NoiseSchedule
 from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid, check_limits
-from ddppm.methods.ddppm.params import params_to_row
+from ddppm.methods.ddppm.params import chosen_row, params_to_row
 from ddppm.methods.ddppm.steps import accountant_settings, calibration_grid, threat_model
 from ddppm.methods.workshop.accounting import WorkshopReleases, iterations_delta
 from ddppm.methods.workshop.algorithm import WorkshopParams, draw_workshop_normals, workshop_errors
@@ -205,20 +205,10 @@ def param_rows(calibration: WorkshopCalibration, threat_model_name: str) -> pd.D
     is the composed ``δ_iterations + δ₁`` (NaN where no parameters met the limit, ``feasible`` False).
     """
     meta, rows = calibration.meta, []
+    model = {"accounting": meta["accounting_iterations"], **{k: meta["threat_model"][k] for k in ("view", "adjacency")}}
     for _, row in calibration.chosen.iterrows():
         met = bool(row["met"])
-        out = {
-            "eps": float(row["eps"]),
-            "delta_limit": float(row["delta_limit"]),
-            "threat_model": threat_model_name,
-            "accounting": meta["accounting_iterations"],
-            "delta": float(row["delta"]) if met else np.nan,
-            "feasible": met,
-            "view": meta["threat_model"]["view"],
-            "adjacency": meta["threat_model"]["adjacency"],
-            "reason": str(row.get("reason", "")),
-            "t_star": int(row["t_star"]),
-        }
+        out = chosen_row(row, threat_model_name, model)
         for key in BUDGET_COLUMNS:
             if key in row and not (key == "delta_iterations" and not met):
                 out[key] = row[key]
