@@ -90,6 +90,15 @@ def chosen_row(row: pd.Series, threat_model: str, settings_row: dict[str, str]) 
     }
 
 
+def chosen_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The parameter table of a calibrated variant's rows (:func:`ddppm.methods.param_table`), T as a nullable
+    integer (no T where no candidate met the limit)."""
+    table = param_table(rows)
+    if "T" in table:
+        table["T"] = table["T"].astype("Int64")
+    return table
+
+
 def param_rows(chosen: pd.DataFrame, threat_model: str, settings_row: dict[str, str]) -> pd.DataFrame:
     """The method's parameter table from a calibration's ``chosen`` table (one row per ε).
 
@@ -113,7 +122,4 @@ def param_rows(chosen: pd.DataFrame, threat_model: str, settings_row: dict[str, 
                 }
             )
         rows.append(out)
-    table = param_table(rows)
-    if "T" in table:
-        table["T"] = table["T"].astype("Int64")
-    return table
+    return chosen_table(rows)

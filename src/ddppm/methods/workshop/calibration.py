@@ -19,12 +19,11 @@ import numpy as np
 import pandas as pd
 
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.base import param_table
 from ddppm.methods.ddppm.accountant import AccountantSettings, DeltaResult
 from ddppm.methods.ddppm.adjacency import neighbour_table
 from ddppm.methods.ddppm.algorithm import NoiseSchedule
 from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid, check_limits
-from ddppm.methods.ddppm.params import chosen_row, params_to_row
+from ddppm.methods.ddppm.params import chosen_row, chosen_table, params_to_row
 from ddppm.methods.ddppm.steps import accountant_settings, calibration_grid, threat_model
 from ddppm.methods.workshop.accounting import WorkshopReleases, iterations_delta
 from ddppm.methods.workshop.algorithm import WorkshopParams, draw_workshop_normals, workshop_errors
@@ -222,7 +221,4 @@ def param_rows(calibration: WorkshopCalibration, threat_model_name: str) -> pd.D
                 }
             )
         rows.append(out)
-    table = param_table(rows)
-    if "T" in table:
-        table["T"] = table["T"].astype("Int64")
-    return table
+    return chosen_table(rows)
