@@ -61,13 +61,19 @@ class Calibrated:
         return bool(np.isnan(self.delta) or self.delta <= self.delta_limit * (1 + 1e-9))
 
 
+def releases_mu(releases: Sequence[GaussianRelease]) -> float:
+    """The GDP parameter of ``releases`` composed (each counted ``count`` times):
+    :func:`ddppm.common.certified.composed_mu`."""
+    sens = [r.sensitivity for r in releases for _ in range(r.count)]
+    sigmas = [r.sigma for r in releases for _ in range(r.count)]
+    return composed_mu(sens, sigmas)
+
+
 def certified(
     eps: float, delta_limit: float, params: dict[str, Any], releases: Sequence[GaussianRelease]
 ) -> Calibrated:
     """A :class:`Calibrated` whose δ is the certified δ of ``releases`` composed (every neighbour, exact)."""
-    sens = [r.sensitivity for r in releases for _ in range(r.count)]
-    sigmas = [r.sigma for r in releases for _ in range(r.count)]
-    delta = certified_delta(composed_mu(sens, sigmas), eps)
+    delta = certified_delta(releases_mu(releases), eps)
     return Calibrated(float(eps), float(delta_limit), dict(params), tuple(releases), delta)
 
 

@@ -52,18 +52,13 @@ def split_budget(eps: float, delta: float, share: float) -> BudgetSplit:
     return BudgetSplit(mu, float(np.sqrt(share) * mu), float(np.sqrt(1 - share) * mu))
 
 
-def gaussian_delta(mu: float, x: float) -> float:
-    """``δ_μ(x)``: the hockey-stick divergence of order e^x between N(μ, 1) and N(0, 1), for any real x."""
-    return certified_delta(mu, x)
-
-
 def pure_and_gaussian_delta(eps_pure: float, mu: float, eps: float) -> float:
     """δ at ε of a pure ``eps_pure``-DP mechanism composed with a ``mu``-GDP one (module docstring): exact, for
     every neighbour, the worst pure mechanism being randomised response."""
     if mu <= 0:
         return float(max(0.0, 1.0 - np.exp(eps - eps_pure)) if eps_pure > eps else 0.0)
-    p = 1.0 / (1.0 + np.exp(-eps_pure))
-    return float(p * gaussian_delta(mu, eps - eps_pure) + (1 - p) * gaussian_delta(mu, eps + eps_pure))
+    p = 1.0 / (1.0 + np.exp(-eps_pure))  # δ_μ(x) is certified_delta(μ, x), valid for negative x too
+    return float(p * certified_delta(mu, eps - eps_pure) + (1 - p) * certified_delta(mu, eps + eps_pure))
 
 
 def pure_method_eps(eps: float, delta: float, mu_pre: float) -> float:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ddppm.common.base import GaussianRelease
+from ddppm.common.base import GaussianRelease, releases_mu
 from ddppm.core.errors import PrivacyError
 
 SUM_SENSITIVITY = 2.0
@@ -92,7 +92,7 @@ class PreprocessingNoise:
 
     @property
     def mu(self) -> float:
-        return float(np.sqrt(sum((r.sensitivity / r.sigma) ** 2 * r.count for r in self.releases)))
+        return releases_mu(self.releases)
 
 
 def preprocessing_noise(plan: PreprocessingPlan, mu_pre: float, d: int, parties: int) -> PreprocessingNoise:

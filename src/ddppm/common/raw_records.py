@@ -28,9 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.base import Calibrated, top_k
+from ddppm.common.base import Calibrated, releases_mu, top_k
 from ddppm.common.budget import end_to_end_delta, method_target, pure_and_gaussian_delta, pure_method_eps, split_budget
-from ddppm.common.certified import composed_mu
 from ddppm.common.preprocessing import (
     PreprocessingNoise,
     PreprocessingPlan,
@@ -105,9 +104,7 @@ def calibrate_end_to_end(
         own = method.common_calibrate(task, eps, delta_method, options)
         if not own.releases:
             raise ConfigError(f"common task, raw records: {method.name} has no Gaussian releases to compose")
-        mu_method = composed_mu([r.sensitivity for r in own.releases for _ in range(r.count)],
-                                [r.sigma for r in own.releases for _ in range(r.count)])  # fmt: skip
-        delta = end_to_end_delta(eps, mu_method, mu_pre)
+        delta = end_to_end_delta(eps, releases_mu(own.releases), mu_pre)
         extra = {"delta_method": delta_method}
     params = {**own.params, **extra, "mu_preprocessing": mu_pre}
     return own, replace(own, eps=float(eps), delta_limit=float(limit), params=params, delta=float(delta))
@@ -138,11 +135,10 @@ def raw_records_runs(
     targets = {k: reference_task(records, k) for k in ranks}
     per_draw = runs // draws
     frames = []
+    by_party: dict[str, list[str]] = {}
+    for name, method in methods.items():
+        by_party.setdefault(preprocessing_party(method) if records.standardises else "none", []).append(name)
     for eps, limit in zip(eps_grid, delta_limits, strict=True):
-        by_party: dict[str, list[str]] = {}
-        for name, method in methods.items():
-            party = preprocessing_party(method) if records.standardises else "none"
-            by_party.setdefault(party, []).append(name)
         for party, names in by_party.items():
             noise, tasks = _draw_tasks(records, Z, party, float(eps), float(limit), ranks, draws, seed, plan, dataset)
             for k in ranks:

@@ -169,10 +169,14 @@ def reference_rows(X: np.ndarray, normalization: str = "standardize") -> np.ndar
     end-to-end setting's target is the top-k eigenvectors of ``XᵀX`` of these rows (a global scale changes none)."""
     X = np.asarray(X, float)
     check_route(normalization)
-    if normalization == "scale":
-        return X.copy()
+    return X.copy() if normalization == "scale" else _standardised_as(X, X)
+
+
+def _standardised_as(Y: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``Y`` standardised with the true column means and standard deviations of ``X`` (a column constant in ``X``
+    carries no direction: 0)."""
     std = X.std(axis=0)
-    return np.where(std > 0, (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0), 0.0)
+    return np.where(std > 0, (Y - X.mean(axis=0)) / np.where(std > 0, std, 1.0), 0.0)
 
 
 @dataclass(frozen=True)
@@ -207,12 +211,8 @@ def clipping(
         over = np.linalg.norm(clipped, axis=1) > bounds.row_norm
         clipped[over] *= bounds.row_norm / np.linalg.norm(clipped[over], axis=1, keepdims=True)
         records |= over
-    if normalization == "scale":
-        target, after = X, clipped
-    else:
-        mean, std = X.mean(axis=0), X.std(axis=0)
-        std = np.where(std > 0, std, 1.0)  # a constant column carries no direction
-        target, after = (X - mean) / std, (clipped - mean) / std
+    target = reference_rows(X, normalization)
+    after = clipped if normalization == "scale" else _standardised_as(clipped, X)
     ranks = tuple(k for k in ranks if k < X.shape[1])
     if not records.any():  # the same matrix: no bias (not eigh's round-off)
         return Clipping(0.0, 0.0, dict.fromkeys(ranks, 0.0))
