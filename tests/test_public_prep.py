@@ -88,14 +88,11 @@ def test_a_data_set_without_bounds_names_the_key_and_the_fix():
     assert BOUNDS_FILE.exists()
 
 
-def test_editing_the_declared_bounds_changes_the_digest_a_job_records(tmp_path, monkeypatch):
-    """The bounds are data, not code: rule common_clipping records this digest, so editing them reruns it."""
-    import ddppm.data.public_prep as prep
-    import ddppm.data.specs as specs
+def test_the_declared_bounds_are_part_of_the_code_a_job_records():
+    """The records are data read by a module (ddppm.data.specs): the code hash of every job that loads or bounds a
+    data set covers them, so editing them reruns those jobs (tests/test_workflow.py checks it on a dry run)."""
+    from ddppm.core.provenance import code_files
+    from tests.conftest import REPO
 
-    copy = tmp_path / "datasets.yaml"
-    copy.write_text(BOUNDS_FILE.read_text())
-    monkeypatch.setattr(specs, "SPECS_FILE", copy)
-    before = prep.declared_bounds_digest()
-    copy.write_text(copy.read_text().replace("[0, 16]", "[0, 17]"))
-    assert prep.declared_bounds_digest() != before
+    for script in ("prepare_dataset.py", "common_runs.py", "common_clipping.py"):
+        assert BOUNDS_FILE.resolve() in code_files(REPO / "workflow" / "scripts" / script), script

@@ -356,6 +356,21 @@ def test_editing_a_discovered_module_reruns_exactly_its_jobs(tiny_run, module):
     assert edited == forced, (sorted(edited - forced), sorted(forced - edited))
 
 
+def test_editing_a_data_set_record_reruns_the_jobs_that_load_it(tiny_run):
+    """The data sets' records (src/ddppm/data/datasets.yaml: loaders, labels, declared bounds) are data a module
+    reads: editing one plans the data sets' preparation, the clipping table and the common task's runs again."""
+    work = tiny_run["work"]
+    path = work / "src" / "ddppm" / "data" / "datasets.yaml"
+    original = path.read_text()
+    path.write_text(original.replace("all_features: [0, 16]", "all_features: [0, 17]"))
+    try:
+        rules = {rule for rule, _ in _planned_jobs(work)}
+    finally:
+        path.write_text(original)
+    assert {"prepare_dataset", "common_clipping", "common_runs"} <= rules
+    assert _planned_jobs(work) == set()
+
+
 def _docs_example_method() -> str:
     """The common-task method of docs/pipeline.md ("Add a method"), as a user copies it."""
     text = (REPO / "docs" / "pipeline.md").read_text(encoding="utf-8")

@@ -5,7 +5,6 @@ from ddppm.common.peers import PEERS_LOCK, check_peer_environment, peer_minutes
 from ddppm.common.settings import common_settings, setting_config_keys
 from ddppm.core.errors import ConfigError
 from ddppm.data import DATASETS as KNOWN_DATASETS
-from ddppm.data.public_prep import declared_bounds_digest
 from ddppm.config import validate_config
 from ddppm.experiments import get_experiment
 from ddppm.experiments.common import raw_records_params, searched_datasets

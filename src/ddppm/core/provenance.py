@@ -73,6 +73,19 @@ def _imports(path: Path) -> frozenset[str]:
     return frozenset(m for m in found if m == PACKAGE or m.startswith(PACKAGE + "."))
 
 
+DATA_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _data_files(path: Path) -> frozenset[Path]:
+    """Data files beside the module at ``path`` that its source names by a literal file name (e.g. ``ddppm.data.
+    specs`` reads ``datasets.yaml``): what the module computes depends on them as on code, so they count. Schemas
+    (``*.schema.yaml``) do not: their defaults reach a job through the validated config, its ``params``."""
+    names = {node.value for node in ast.walk(_tree(path)) if isinstance(node, ast.Constant)
+             and isinstance(node.value, str) and node.value.endswith(DATA_SUFFIXES) and "/" not in node.value
+             and not node.value.endswith(".schema.yaml")}  # fmt: skip
+    return frozenset((path.parent / name).resolve() for name in names if (path.parent / name).is_file())
+
+
 def _parents(module: str) -> list[str]:
     """Importing ``a.b.c`` runs ``a.b/__init__`` too (but the top-level ``ddppm/__init__`` is not followed)."""
     parts = module.split(".")
@@ -141,7 +154,8 @@ def freeze_uses(uses: dict[str, list[str] | tuple[str, ...] | set[str]] | None) 
 def code_files(*roots: str | Path, uses: Uses = ()) -> list[Path]:
     """Source files of the given modules (dotted names) or scripts (paths) and of every ``ddppm`` module
     they import, transitively, with the entries of every registry they reach: those ``uses`` names for its
-    package, or all of them (:func:`package_entries`)."""
+    package, or all of them (:func:`package_entries`), and the data files those modules read by name
+    (:func:`_data_files`)."""
     chosen = dict(uses)
     for package, entries in chosen.items():
         unknown = sorted(set(entries) - set(package_entries(package)))
@@ -159,6 +173,9 @@ def code_files(*roots: str | Path, uses: Uses = ()) -> list[Path]:
         if path in seen:
             continue
         seen.add(path)
+        if path.suffix != ".py":
+            continue
+        seen.update(_data_files(path))
         package = discovered_package(path)
         if package is not None:
             for entry in chosen.get(package, package_entries(package)):

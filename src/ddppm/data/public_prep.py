@@ -30,7 +30,7 @@ import numpy as np
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.metrics import subspace_distance
-from ddppm.data.specs import SPECS_FILE, dataset_specs, specs_digest
+from ddppm.data.specs import SPECS_FILE, dataset_specs
 
 RAW_RECORDS, PREPARED_ROWS = "raw_records", "prepared_rows"
 SCOPES = (RAW_RECORDS, PREPARED_ROWS)
@@ -71,12 +71,6 @@ class PublicBounds:
     @property
     def d(self) -> int:
         return int(self.lower.size)
-
-
-def declared_bounds_digest() -> str:
-    """A digest of the data sets' records, where the declared bounds live: a job that reads the bounds records it,
-    so editing them (data, not code) reruns it."""
-    return specs_digest()
 
 
 def _declared() -> dict[str, Any]:

@@ -10,7 +10,6 @@ its generator). A user's file can take a record's place by config (``dataset_opt
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -81,8 +80,3 @@ def dataset_specs() -> dict[str, DatasetSpec]:
         for name, r in records.items()
     }
 
-
-def specs_digest() -> str:
-    """A digest of the records (data, not code): a job that reads them (e.g. the declared bounds) records it, so
-    editing them reruns it."""
-    return hashlib.sha256(SPECS_FILE.read_bytes()).hexdigest()[:16]

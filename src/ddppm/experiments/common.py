@@ -27,7 +27,6 @@ from ddppm.data.public_prep import (
     RAW_RECORDS,
     check_declared,
     check_route,
-    declared_bounds_digest,
     public_bounds,
 )
 from ddppm.experiments.base import Experiment, register_experiment
@@ -130,11 +129,11 @@ def settings_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def raw_records_params(config: dict[str, Any], setting: str, dataset: str) -> dict[str, Any]:
     """What a job of ``setting`` reads besides its section (Snakemake ``params``): for a setting from the raw
-    records, the data set's loader options (``dataset``) and a digest of the declared bounds (data, not code:
-    editing them reruns it); nothing for the others."""
+    records, the data set's loader options (``dataset``; the declared bounds in ``datasets.yaml`` are in the code
+    hash, :func:`ddppm.core.provenance.code_files`); nothing for the others."""
     if common_setting(setting, config).scope != RAW_RECORDS:
         return {}
-    return {**job_params(config, dataset, ("dataset",)), "declared_bounds": declared_bounds_digest()}
+    return job_params(config, dataset, ("dataset",))
 
 
 def raw_records_of(problem: DistributedProblem, dataset: str, loader: dict[str, Any]) -> RawRecords:

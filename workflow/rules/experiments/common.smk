@@ -168,7 +168,6 @@ rule common_clipping:
         cfg=global_params("common.datasets", "common.ranks"),
         # each data set's loader options and public bounds only (not its agents, network or Monte-Carlo layout)
         loaders=lambda wc: {ds: job_params(config, ds, ("dataset",)) for ds in COMMON_DATASETS},
-        bounds=declared_bounds_digest(),  # the declared bounds are data: editing them reruns the table
         code=code_of("common_clipping.py", methods=[]),
     log:
         f"{LOGS}/common/clipping.log",
