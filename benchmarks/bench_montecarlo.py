@@ -19,16 +19,10 @@ import time
 
 import numpy as np
 
+from ddppm.accounting.iteration import DDPPMParams, ddppm_errors, ddppm_network, draw_standard_normals, scale_draws
+from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
-from ddppm.methods.ddppm.algorithm import (
-    DDPPMParams,
-    ddppm_errors,
-    ddppm_network,
-    draw_standard_normals,
-    scale_draws,
-    sin_error,
-)
 from ddppm.testing import corollary_params, paper_problem
 
 LABELS = ("bench", "montecarlo", "diabetes")

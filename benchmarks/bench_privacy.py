@@ -23,10 +23,10 @@ import time
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
+from ddppm.accounting.iteration import DDPPMParams
+from ddppm.accounting.reference import delta_reference
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.algorithm import DDPPMParams
-from ddppm.methods.ddppm.reference import delta_reference
 from ddppm.testing import corollary_params, paper_problem
 
 EPS = np.array([1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 100.0])

@@ -26,12 +26,12 @@ import time
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
+from ddppm.accounting.floor import cached_floor
+from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
 from ddppm.core.network import mixing_matrix
 from ddppm.core.partition import partition_rows
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule
-from ddppm.methods.ddppm.floor import cached_floor
 from ddppm.privacy.threat_models import BUILT_IN
 from ddppm.studies.tasks import spiked_rows
 

@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
+from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
 from ddppm.testing import paper_problem
 
 EPS = np.array([1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 100.0])

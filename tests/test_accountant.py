@@ -1,4 +1,4 @@
-"""Tests of evaluate_delta against the independent reference (ddppm.methods.ddppm.reference), and invariances."""
+"""Tests of evaluate_delta against the independent reference (ddppm.accounting.reference), and invariances."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
+from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals
+from ddppm.accounting.reference import cgf_direct, delta_reference, domain_limit
 from ddppm.core.errors import ConfigError, PrivacyError
 from ddppm.core.seeds import run_generators
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_errors, draw_standard_normals
-from ddppm.methods.ddppm.reference import cgf_direct, delta_reference, domain_limit
 from ddppm.privacy.gaussian import SupportBasis, cgf, diagonalize
 from ddppm.testing import synthetic_problem
 
@@ -258,7 +258,7 @@ def test_regression_duplicate_epsilons_misalign_results(problem):
 def test_low_rank_route_is_taken_and_changes_nothing(problem, monkeypatch):
     """evaluate_delta under `sound`'s network view diagonalises every pair on the low-rank route
     (ddppm.privacy.gaussian.diagonalize) and gives the dense route's δ, hockey stick and KL."""
-    import ddppm.methods.ddppm.accountant as accountant
+    import ddppm.accounting.accountant as accountant
     import ddppm.privacy.gaussian as gaussian
 
     routes = []

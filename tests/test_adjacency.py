@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.adjacency import Neighbour, heuristic_neighbours, is_valid, search_proposals
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
+from ddppm.accounting.neighbours import Neighbour, heuristic_neighbours, is_valid, search_proposals
 from ddppm.testing import corollary_params, synthetic_problem
 
 EPS = np.array([1.0, 2.0, 5.0])
@@ -57,7 +57,7 @@ def test_worst_case_search_is_at_least_the_heuristic(problem, params, worst):
 def _random_neighbours(problem, count: int, seed: int) -> list[Neighbour]:
     """Random rows moved to the unit sphere along random directions (within distance 1), a quarter of them
     only part of the way: all valid neighbours."""
-    from ddppm.methods.ddppm.floor import to_sphere
+    from ddppm.accounting.floor import to_sphere
 
     rng = np.random.default_rng(seed)
     out = []
@@ -116,7 +116,7 @@ def test_the_random_neighbour_test_can_fail(mid_problem):
 def test_the_measured_diabetes_finding():
     """Paper view, T = 2, η = 4.64 on Diabetes: the heuristic neighbour understates Chernoff δ(ε=5) by an
     order of magnitude, and Chernoff overstates the exact tail by about as much."""
-    from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule
+    from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
     from ddppm.testing import paper_problem
 
     problem = paper_problem("diabetes")

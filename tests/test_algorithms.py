@@ -5,17 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddppm.core.errors import ConfigError
-from ddppm.core.metrics import sin_error, subspace_distance
-from ddppm.core.network import mixing_matrix, paper_ring_w, partition_rows
-from ddppm.core.problem import DistributedProblem
-from ddppm.core.seeds import run_generators
-from ddppm.methods.ddppm.algorithm import (
+from ddppm.accounting.iteration import (
     DDPPMParams,
     NoiseSchedule,
-    centralized_power_method,
-    ddppm_agentwise,
-    ddppm_deflation,
     ddppm_errors,
     ddppm_network,
     dpm_error_curve,
@@ -23,6 +15,12 @@ from ddppm.methods.ddppm.algorithm import (
     scale_draws,
     t_star,
 )
+from ddppm.core.errors import ConfigError
+from ddppm.core.metrics import sin_error, subspace_distance
+from ddppm.core.network import mixing_matrix, paper_ring_w, partition_rows
+from ddppm.core.problem import DistributedProblem
+from ddppm.core.seeds import run_generators
+from ddppm.methods.ddppm.algorithm import centralized_power_method, ddppm_agentwise, ddppm_deflation
 
 
 def make_problem(n, d, m, c, topology="paper_ring", sizes=None, spectrum=None, seed=0):

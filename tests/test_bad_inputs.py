@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
 from ddppm.core.errors import ConfigError, NetworkError, PrivacyError
 from ddppm.core.network import paper_ring_w
 from ddppm.core.partition import partition_rows
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
 from ddppm.privacy.gaussian import renyi_divergence
 from ddppm.testing import corollary_params
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import ddppm.methods.ddppm.calibration as calibration
+import ddppm.accounting.calibration as calibration
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
+from ddppm.accounting.calibration import CalibrationGrid, calibrate, params_from_row
 from ddppm.core.errors import ConfigError, PrivacyError
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.calibration import CalibrationGrid, calibrate, params_from_row
 from ddppm.testing import synthetic_problem
 
 EPS = np.array([2.0, 5.0, 20.0])
@@ -61,7 +61,7 @@ def test_chosen_rows_meet_their_limit_by_the_independent_reference(problem, loos
     """Each chosen row's δ recomputed by :func:`delta_reference`: the literal M, L of eq. (20)–(21), eigh ranges,
     slogdet/solve and scipy's minimiser, sharing no numerics with ``evaluate_delta`` (only which neighbours and
     own-randomness realisations are evaluated)."""
-    from ddppm.methods.ddppm.reference import delta_reference
+    from ddppm.accounting.reference import delta_reference
 
     checked = 0
     for result, limits in ((loose[0], LOOSE), (tight, TIGHT)):

@@ -7,14 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule, scale_draws
 from ddppm.common.run import run_methods, which_method
 from ddppm.common.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.network import gossip
 from ddppm.experiments.common import check_searched, findings, tables
 from ddppm.experiments.workshop import default_section, method_options
-from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_agentwise, scale_draws
-from ddppm.methods.ddppm.common_searched import journal_estimates, searched_runs
+from ddppm.methods.ddppm.algorithm import ddppm_agentwise
+from ddppm.methods.ddppm.common_searched import journal_estimates
+from ddppm.methods.gossip_base.searched import searched_runs
 from ddppm.methods.workshop.algorithm import WorkshopParams, workshop_agentwise
 from ddppm.methods.workshop.common_searched import workshop_estimates
 from ddppm.privacy.threat_models import BUILT_IN
@@ -147,8 +149,8 @@ def test_searched_data_sets_follow_the_config():
 
 def test_hockey_statistic_needs_the_exact_tail():
     """``delta_statistic: hockey`` compares Definition 1's δ, which only the exact accounting computes."""
-    from ddppm.methods.ddppm.accountant import AccountantSettings
-    from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid
+    from ddppm.accounting.accountant import AccountantSettings
+    from ddppm.accounting.calibration import Calibration, CalibrationGrid
 
     problem = synthetic_problem(n=32, d=3, c=3)
     grid = CalibrationGrid(kappas=(1.0,), ratios=("growth",), t_coarse=(2,), runs=4, delta_statistic="hockey")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ddppm.methods.ddppm.adjacency import Neighbour, neighbour_table
+from ddppm.accounting.neighbours import Neighbour, neighbour_table
 from ddppm.methods.ddppm.steps import _worst_of_calibration
 
 POOL = [

@@ -1,4 +1,4 @@
-"""The parameter-free floor of D-DP-PM's δ and the worst-neighbour search it seeds (ddppm.methods.ddppm.floor).
+"""The parameter-free floor of D-DP-PM's δ and the worst-neighbour search it seeds (ddppm.accounting.floor).
 
 Independent routes: the floor's two-eigenvalue closed form against the generic diagonalisation of the full
 d-dimensional covariances and against Monte Carlo; the floor against the accountant's δ of the whole release
@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.adjacency import Neighbour, is_valid
-from ddppm.methods.ddppm.floor import (
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
+from ddppm.accounting.floor import (
     FloorSettings,
     _Whitened,
     noise_free_pair_delta,
@@ -23,6 +22,7 @@ from ddppm.methods.ddppm.floor import (
     pareto_front,
     to_sphere,
 )
+from ddppm.accounting.neighbours import Neighbour, is_valid
 from ddppm.privacy.tails import gaussian_tail_delta
 from ddppm.testing import corollary_params, synthetic_problem
 
@@ -197,7 +197,7 @@ def test_search_finds_a_neighbour_as_bad_as_n1(diabetes):
 def test_search_finds_a_neighbour_as_bad_as_n2(diabetes):
     """Paper view, exact tails, at the `paper` choice for Diabetes (T = 2, η₁ = 5.62): N2 gives δ = 0.821 / 0.658 /
     0.508."""
-    from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule
+    from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
 
     alpha, sigma_q = 1 / np.sqrt(diabetes.mu1 * diabetes.mu2), 1 / np.sqrt(diabetes.n)
     params = DDPPMParams(alpha, sigma_q, NoiseSchedule("geometric", 5.62 * sigma_q * alpha, 1.0), 2)

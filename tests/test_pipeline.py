@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 import yaml
 
+from ddppm.accounting.settings import threat_model
 from ddppm.config import validate_config
 from ddppm.core.errors import ConfigError
 from ddppm.methods import PARAM_COLUMNS, available_methods, get_method
 from ddppm.methods.ddppm.params import param_rows
-from ddppm.methods.ddppm.steps import run_calibration, run_calibration_chunk, threat_model
+from ddppm.methods.ddppm.steps import run_calibration, run_calibration_chunk
 from ddppm.pipeline.config import dataset_config, job_params
 from ddppm.pipeline.montecarlo import chunk_indices, montecarlo_runs, summarize_runs
 from ddppm.pipeline.tables import SUMMARY_COLUMNS, summary_table
@@ -282,8 +283,8 @@ def test_sharded_calibration_chooses_the_same():
 def test_prepared_neighbour_search_is_shared_by_every_job(tmp_path, monkeypatch):
     """The worst-case neighbour search runs once (ddppm_calibrate_prepare); the chunk and final jobs load it
     through a pickle and choose exactly what a calibration that searched itself chooses, without searching."""
+    from ddppm.accounting.calibration import Calibration
     from ddppm.core.io import read_pickle, write_pickle_atomic
-    from ddppm.methods.ddppm.calibration import Calibration
     from ddppm.methods.ddppm.steps import prepare_calibration
     from ddppm.testing import synthetic_problem
 

@@ -356,9 +356,9 @@ def _low_rank_case(seed: int, N: int = 40, K: int = 60, rank: int = 3):
 
 def test_low_rank_route_matches_dense_route_and_the_direct_cgf(monkeypatch):
     """The low-rank route of diagonalize (rank(F₂ − F₁) = 3 of 40) gives the dense route's β, the direct
-    K(s) from slogdet/solve (ddppm.methods.ddppm.reference.cgf_direct) and the same exact tails."""
+    K(s) from slogdet/solve (ddppm.accounting.reference.cgf_direct) and the same exact tails."""
     import ddppm.privacy.gaussian as gaussian
-    from ddppm.methods.ddppm.reference import cgf_direct
+    from ddppm.accounting.reference import cgf_direct
     from ddppm.privacy.tails import pair_tail_deltas
 
     F1, F2, dmu = _low_rank_case(41)

@@ -80,7 +80,7 @@ def test_statically_imported_code_is_kept_whatever_uses_says():
     """``uses`` narrows only what the registry adds: a module the script imports by name stays in."""
     script = SCRIPTS / "ddppm_calibrate.py"
     nothing = _relative(code_files(script, uses=freeze_uses({METHODS: []})))
-    assert "methods/ddppm/calibration.py" in nothing and "methods/conventional.py" not in nothing
+    assert "accounting/calibration.py" in nothing and "methods/conventional.py" not in nothing
 
 
 def test_uses_must_name_real_entries():

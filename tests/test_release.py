@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 from scipy.linalg import block_diag
 
-from ddppm.core.network import mixing_matrix, paper_ring_w, partition_rows
-from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule, ddppm_agentwise
-from ddppm.methods.ddppm.release import (
+from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
+from ddppm.accounting.release import (
     ReducedReleaseModel,
     conditional_law_full,
     reduction_basis,
@@ -17,6 +15,9 @@ from ddppm.methods.ddppm.release import (
     release_matrices,
     view_rows,
 )
+from ddppm.core.network import mixing_matrix, paper_ring_w, partition_rows
+from ddppm.core.problem import DistributedProblem
+from ddppm.methods.ddppm.algorithm import ddppm_agentwise
 
 
 def make_problem(n, d, m, c, topology="ring", sizes=None, seed=0):

@@ -7,11 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ddppm.core.errors import ConfigError
-from ddppm.core.metrics import sin_error
-from ddppm.core.network import paper_ring_w, partition_rows
-from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.algorithm import (
+from ddppm.accounting.iteration import (
     DDPPMParams,
     NoiseSchedule,
     ddppm_errors,
@@ -19,6 +15,10 @@ from ddppm.methods.ddppm.algorithm import (
     draw_standard_normals,
     scale_draws,
 )
+from ddppm.core.errors import ConfigError
+from ddppm.core.metrics import sin_error
+from ddppm.core.network import paper_ring_w, partition_rows
+from ddppm.core.problem import DistributedProblem
 from ddppm.methods.ddppm.theory import (
     _diag_minus_rank_one_extremes,
     _hw_f,

@@ -24,8 +24,9 @@ def _config(**overrides) -> dict:
 
 
 def test_built_in_table_is_the_schemas_default_and_the_methods():
+    from ddppm.accounting.settings import threat_model
     from ddppm.config import config_schema
-    from ddppm.methods.ddppm.steps import THREAT_MODELS, threat_model
+    from ddppm.methods.ddppm.steps import THREAT_MODELS
 
     as_dicts = {name: tm.as_dict() for name, tm in BUILT_IN.items()}
     assert config_schema()["properties"]["threat_models"]["default"] == as_dicts == THREAT_MODELS

@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from ddppm.accounting.settings import threat_model
 from ddppm.core.io import read_parquet
-from ddppm.methods.ddppm.steps import threat_model
 from tests.conftest import REPO, TINY, TINY_RESULTS, copy_repo, snakemake
 
 pytestmark = pytest.mark.slow
@@ -132,10 +132,10 @@ def test_tiny_run_never_touches_results(tiny_run):
 
 def test_chosen_parameters_meet_delta_limit(tiny_run):
     """Every chosen parameter set's δ, recomputed here from the stored data, is within its limit."""
+    from ddppm.accounting.accountant import evaluate_delta
+    from ddppm.accounting.rows import params_from_row
+    from ddppm.accounting.settings import accountant_settings
     from ddppm.config import validate_config
-    from ddppm.methods.ddppm.accountant import evaluate_delta
-    from ddppm.methods.ddppm.params import params_from_row
-    from ddppm.methods.ddppm.steps import accountant_settings
     from ddppm.pipeline.config import dataset_config
     from ddppm.pipeline.steps import problem_from_files
 
@@ -170,12 +170,12 @@ def test_chosen_delta_recomputed_by_an_independent_route(tiny_run):
     ``evaluate_delta``: the observer's conditional law from the literal M and L of eq. (20)–(21)
     (``conditional_law_full``) for X and for the neighbour, then ``gaussian_tail_delta`` on the two Gaussians
     (both orders), averaged over the observer's own-randomness realisations."""
+    from ddppm.accounting.accountant import own_randomness
+    from ddppm.accounting.neighbours import Neighbour, apply_neighbour
+    from ddppm.accounting.release import conditional_law_full
+    from ddppm.accounting.rows import params_from_row
+    from ddppm.accounting.settings import accountant_settings
     from ddppm.config import validate_config
-    from ddppm.methods.ddppm.accountant import own_randomness
-    from ddppm.methods.ddppm.adjacency import Neighbour, apply_neighbour
-    from ddppm.methods.ddppm.params import params_from_row
-    from ddppm.methods.ddppm.release import conditional_law_full
-    from ddppm.methods.ddppm.steps import accountant_settings
     from ddppm.pipeline.config import dataset_config
     from ddppm.pipeline.steps import problem_from_files
     from ddppm.privacy.tails import gaussian_tail_delta

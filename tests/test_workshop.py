@@ -90,7 +90,7 @@ def test_theorem1_bounds_exact_upper_tail_equal_covariances(w):
 def test_reduced_model_gives_the_full_conditional_law():
     """Reduced source coordinates (bases of col(X_k)) give the same covariance C_i and the same mean B_i as the
     literal M and L of eq. (60)–(62), for both views (the projection is exact)."""
-    from ddppm.methods.ddppm.release import reduction_basis
+    from ddppm.accounting.release import reduction_basis
     from ddppm.methods.workshop.release import conditional_law_full
 
     T = 3
@@ -190,9 +190,9 @@ def test_theorem1_can_be_below_the_exact_delta():
 def test_accountant_on_workshop_releases_equals_direct_gaussian_delta():
     """The shared accountant (exact, network view, one realisation of ω_i) on the workshop releases equals the
     exact δ of the two Gaussians built directly from the literal M and L for X and for X' (apply_neighbour)."""
-    from ddppm.methods.ddppm.accountant import AccountantSettings
-    from ddppm.methods.ddppm.adjacency import apply_neighbour, heuristic_neighbours
-    from ddppm.methods.ddppm.algorithm import NoiseSchedule
+    from ddppm.accounting.accountant import AccountantSettings
+    from ddppm.accounting.iteration import NoiseSchedule
+    from ddppm.accounting.neighbours import apply_neighbour, heuristic_neighbours
     from ddppm.methods.workshop.accounting import iterations_delta, workshop_own_randomness
     from ddppm.methods.workshop.algorithm import WorkshopParams
     from ddppm.methods.workshop.release import conditional_law_full

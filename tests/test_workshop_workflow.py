@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 import yaml
 
+from ddppm.accounting.neighbours import neighbours_from_table
+from ddppm.accounting.settings import accountant_settings, threat_model
 from ddppm.core.io import read_parquet
 from ddppm.experiments.workshop import default_section, delta_limits
 from ddppm.experiments.workshop_claims import claims_table
 from ddppm.methods import get_method
-from ddppm.methods.ddppm.adjacency import neighbours_from_table
-from ddppm.methods.ddppm.steps import accountant_settings, threat_model
 from ddppm.methods.workshop.accounting import total_delta
 from ddppm.methods.workshop.budget import BudgetSplit
 from ddppm.methods.workshop.calibration import params_from_row

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
 from ddppm.core.network import paper_ring_w
 from ddppm.core.partition import partition_rows
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule
 from ddppm.pipeline.load import load_problem
 
 

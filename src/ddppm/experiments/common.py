@@ -32,7 +32,7 @@ from ddppm.data.public_prep import (
 from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.experiments.common_peers import check_peers, peer_findings
 from ddppm.methods import calibrated_methods, common_task_methods, method_styles
-from ddppm.methods.ddppm.common_searched import searched_runs
+from ddppm.methods.gossip_base.searched import searched_runs
 from ddppm.methods.peers import peer_uses
 from ddppm.pipeline.config import check_prepared_dataset, dataset_config, dataset_rows, job_params
 from ddppm.pipeline.method_options import method_options
@@ -106,7 +106,7 @@ def searched_runs_of_dataset(
     problem: DistributedProblem, dataset: str, config: dict[str, Any]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The D-DP-PM variants of ``common.searched.methods`` that list ``dataset``, on it
-    (:func:`ddppm.methods.ddppm.common_searched.searched_runs`): runs in the common task's format and the
+    (:func:`ddppm.methods.gossip_base.searched.searched_runs`): runs in the common task's format and the
     calibrations' parameter rows. Their options are the workshop experiment's (``workshop.method_options.<name>``,
     with its budget split for the workshop variant)."""
     section = config["common"]

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.iteration import checked_t_star, dpm_error_curve, draw_standard_normals
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
 from ddppm.methods.base import NO_THREAT_MODEL, Method, param_table, register
-from ddppm.methods.ddppm.algorithm import checked_t_star, dpm_error_curve, draw_standard_normals
 
 
 @register

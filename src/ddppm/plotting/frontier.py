@@ -43,7 +43,7 @@ def frontier_panel(
     """Error (y) against δ (x, log) of every candidate at ``eps``, coloured by T; returns the legend entries of
     what it drew (``chosen``, ``limit``, ``floor``), so a shared legend lists nothing that is not drawn.
 
-    ``floor`` (the δ floor of the threat model's observer view, :mod:`ddppm.methods.ddppm.floor`) is drawn as a
+    ``floor`` (the δ floor of the threat model's observer view, :mod:`ddppm.accounting.floor`) is drawn as a
     solid line with the region left of it shaded: no parameter choice has a δ below it at the worst neighbour.
     Candidates there exist only where δ is computed for a guessed (heuristic) neighbour.
 

@@ -3,7 +3,7 @@
 Their δ can only be searched (data-dependent covariances), so they are no common-task method: at the numbers of
 agents of ``searched.ms`` each variant is calibrated to the study's δ limit under a searched threat model (default
 ``sound``: network view, exact tail, worst neighbour found; Definition 1's hockey-stick δ), by the common task's
-own route for them (:func:`ddppm.methods.ddppm.common_searched.searched_runs`), and run like every other method.
+own route for them (:func:`ddppm.methods.gossip_base.searched.searched_runs`), and run like every other method.
 Their δ is "at least" (privacy column ``searched``): a lower bound, never a certificate.
 
 At every other m of ``agents.ms`` the table has one row per (variant, ε) with no error and a ``note`` that says
@@ -21,7 +21,7 @@ import pandas as pd
 
 from ddppm.common.task import CommonTask, chance_error
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.common_searched import searched_runs
+from ddppm.methods.gossip_base.searched import searched_runs
 from ddppm.pipeline.method_options import method_options, section_defaults
 from ddppm.privacy.threat_models import BUILT_IN, resolve
 

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
+from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
 from ddppm.common.run import reference_eps
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.algorithm import DDPPMParams, NoiseSchedule
 from ddppm.testing import paper_problem
 
 VIEW_KEYS = ["dataset", "view", "accounting", "adjacency", "rank_mode"]

@@ -2,7 +2,7 @@
 
 Its releases have data-dependent covariances, so no certified δ exists. What the project can prove is a floor:
 the hockey-stick δ (Definition 1) of the first, noise-free release ``X_jᵀq_j^(0)`` under the worst neighbour the
-floor's search found (:mod:`ddppm.methods.ddppm.floor`), which every observer on the network sees whatever the
+floor's search found (:mod:`ddppm.accounting.floor`), which every observer on the network sees whatever the
 parameters. :func:`common_lower_bounds` turns the floor table of one data set into the common task's lower-bound
 rows (:mod:`ddppm.common.bounds`): network view only, the trust model ``gossip``.
 """

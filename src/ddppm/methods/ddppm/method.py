@@ -1,8 +1,7 @@
 """D-DP-PM (journal Algorithm 1) as a registered method: calibrated parameters, Monte-Carlo errors.
 
-Its parameter table is the calibration's choice per (ε, threat model): see :mod:`ddppm.methods.ddppm.steps`
-and the rules in ``workflow/rules/methods/ddppm.smk``; the schema and the row conversion are in
-:mod:`ddppm.methods.ddppm.params`.
+Its parameter table is the accounting engine's choice per (ε, threat model): see :mod:`ddppm.methods.ddppm.steps`
+and the rules in ``workflow/rules/methods/ddppm.smk``; the schema is in :mod:`ddppm.methods.ddppm.params`.
 """
 
 from __future__ import annotations
@@ -13,42 +12,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.iteration import ddppm_errors, draw_standard_normals
+from ddppm.accounting.rows import params_from_row
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.base import Method, register
-from ddppm.methods.ddppm.algorithm import ddppm_errors, draw_standard_normals
+from ddppm.methods.base import register
 from ddppm.methods.ddppm.common_searched import searched_calibrate, searched_estimates
-from ddppm.methods.ddppm.params import CONFIG_SCHEMA, params_from_row
+from ddppm.methods.ddppm.params import CONFIG_SCHEMA
 from ddppm.methods.ddppm.steps import calibrate_threat_model
+from ddppm.methods.gossip_base.method import CalibratedGossipMethod
 
 
 @register
-class DDPPM(Method):
+class DDPPM(CalibratedGossipMethod):
     """Decentralized Differentially Private Power Method (journal Algorithm 1)."""
 
     name = "ddppm"
     label = "D-DP-PM"
     style = {"color": "#1f77b4", "marker": "o", "linestyle": "-"}
     config_schema = CONFIG_SCHEMA
-    calibrated = True
-    trust_model = "gossip"
 
     def searched_calibrate(self, job: Any) -> pd.DataFrame:
-        """On the common task, under a searched threat model (:func:`ddppm.methods.ddppm.common_searched.
-        searched_calibrate`)."""
         return searched_calibrate(job)
 
     def searched_estimates(self, problem: DistributedProblem, row: pd.Series, rngs: Sequence[Any]) -> np.ndarray:
-        """Agent 0's estimates of the common task's ``v`` at a calibration row's parameters."""
         return searched_estimates(problem, row, rngs)
-
-    def choose_params(
-        self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
-    ) -> pd.DataFrame:
-        """Calibrate in one process under every threat model of ``options`` (the workflow shards this)."""
-        frames = [
-            calibrate_threat_model(problem, eps, delta_limits, options, name)[0] for name in options["threat_models"]
-        ]
-        return pd.concat(frames, ignore_index=True)
 
     def calibrate(
         self,

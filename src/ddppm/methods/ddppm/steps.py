@@ -9,64 +9,28 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.accountant import evaluate_delta
+from ddppm.accounting.calibration import Calibration
+from ddppm.accounting.floor import FLOOR_VIEWS, FloorSettings, parameter_free_floor
+from ddppm.accounting.iteration import DDPPMParams, ddppm_errors, draw_standard_normals
+from ddppm.accounting.neighbours import Neighbour, neighbour_table, neighbours_from_table
+from ddppm.accounting.rows import params_from_row
+from ddppm.accounting.settings import accountant_settings, calibration_grid, threat_model
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.progress import Progress
 from ddppm.core.seeds import run_generators
 from ddppm.data import LABELS
-from ddppm.methods.ddppm.accountant import AccountantSettings, evaluate_delta
-from ddppm.methods.ddppm.adjacency import Neighbour, neighbour_table, neighbours_from_table
-from ddppm.methods.ddppm.algorithm import DDPPMParams, ddppm_errors, draw_standard_normals
-from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid
-from ddppm.methods.ddppm.floor import FLOOR_VIEWS, FloorSettings, parameter_free_floor
-from ddppm.methods.ddppm.params import param_rows, params_from_row, schema_default
+from ddppm.methods.ddppm.params import param_rows
 from ddppm.methods.ddppm.theory import theorem3_bound
-from ddppm.privacy.threat_models import BUILT_IN, resolve
+from ddppm.privacy.threat_models import BUILT_IN
 
 THREAT_MODELS: dict[str, dict[str, str]] = {name: tm.as_dict() for name, tm in BUILT_IN.items()}
 """The built-in named threat models as dicts (the table itself: :mod:`ddppm.privacy.threat_models`)."""
-
-
-def threat_model(name: str, definitions: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
-    """``{view, accounting, adjacency}`` of the threat model ``name`` (:func:`ddppm.privacy.threat_models.resolve`)."""
-    return resolve(name, definitions, key="methods.ddppm.threat_models").as_dict()
-
-
-def accountant_settings(privacy: dict[str, Any], model: dict[str, str]) -> AccountantSettings:
-    """The accountant's settings from ``methods.ddppm.privacy`` and a threat model."""
-    observers = privacy.get("observers")
-    return AccountantSettings(
-        view=model["view"],
-        accounting=model["accounting"],
-        adjacency=model["adjacency"],
-        rank_mode=privacy["rank_mode"],
-        rank_rtol=float(privacy["rank_rtol"]),
-        candidate_rows=int(privacy["candidate_rows"]),
-        candidate_kinds=tuple(privacy["candidate_kinds"]),
-        observers=tuple(observers) if observers else None,
-        search_floor_seeds=int(privacy.get("search_floor_seeds", schema_default("privacy", "search_floor_seeds"))),
-        floor=FloorSettings(**privacy.get("floor", {})),
-        realisations=int(privacy["realisations"]),
-        seed=int(privacy["seed"]),
-        **{
-            k: int(privacy[k])
-            for k in ("search_rows", "search_directions", "search_rounds", "search_keep", "search_width")
-        },
-    )
-
-
-def calibration_grid(calibration: dict[str, Any]) -> CalibrationGrid:
-    """The search space from ``methods.ddppm.calibration`` (``seed`` and ``chunks`` are not part of it)."""
-    fields = {k: v for k, v in calibration.items() if k not in ("seed", "chunks")}
-    for key in ("kappas", "schedules", "ratios", "t_offsets", "alpha_factors", "sigma_q_factors"):
-        if key in fields:
-            fields[key] = tuple(fields[key])
-    return CalibrationGrid(**fields)
 
 
 def _calibration(
@@ -295,7 +259,7 @@ def floor_table(
     views: Sequence[str] = FLOOR_VIEWS,
 ) -> pd.DataFrame:
     """The parameter-free floor of D-DP-PM's δ under each observer view of ``views`` (default: every one;
-    :mod:`ddppm.methods.ddppm.floor`).
+    :mod:`ddppm.accounting.floor`).
 
     One row per (view, ε): ``floor_hockey`` (the hockey-stick δ of the releases without added noise at the
     worst neighbour found: a proven lower bound on D-DP-PM's δ, by either definition, for every T, α, σ_q

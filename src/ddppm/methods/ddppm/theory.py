@@ -102,10 +102,10 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
+from ddppm.accounting.iteration import DDPPMParams
 from ddppm.core.errors import ConfigError
 from ddppm.core.network import second_eigenvalue
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.algorithm import DDPPMParams
 
 __all__ = [
     "corollary1_rho_bound",

@@ -1,7 +1,7 @@
 """δ of the workshop D-DP-PM: Theorem 1 and the project's accountants on the same releases, then the composition.
 
 The iterations' releases ``Z^(T)`` are Gaussian given the data (:mod:`.release`), so the journal method's
-accountant applies unchanged (:func:`ddppm.methods.ddppm.accountant.evaluate_delta`: observers, own-randomness
+accountant applies unchanged (:func:`ddppm.accounting.accountant.evaluate_delta`: observers, own-randomness
 realisations, heuristic or worst-case neighbours, the simultaneous diagonalisation); only the mechanism differs,
 and :class:`WorkshopReleases` tells the accountant what it is. What a threat model's ``accounting`` means for
 the iterations:
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.accountant import AccountantSettings, DeltaResult, evaluate_delta
+from ddppm.accounting.release import ConditionalLaw
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import seed_sequence
-from ddppm.methods.ddppm.accountant import AccountantSettings, DeltaResult, evaluate_delta
-from ddppm.methods.ddppm.release import ConditionalLaw
 from ddppm.methods.workshop.algorithm import WorkshopParams
 from ddppm.methods.workshop.budget import BudgetSplit, compose
 from ddppm.methods.workshop.release import WorkshopReleaseModel
@@ -50,7 +50,7 @@ def workshop_own_randomness(
 
 @dataclass(frozen=True)
 class WorkshopReleases:
-    """The workshop mechanism for the shared accountant (:class:`ddppm.methods.ddppm.accountant.ReleaseFamily`)."""
+    """The workshop mechanism for the shared accountant (:class:`ddppm.accounting.accountant.ReleaseFamily`)."""
 
     chernoff_bound: str = schema_default("privacy", "chernoff_bound")
 

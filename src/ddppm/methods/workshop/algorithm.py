@@ -38,11 +38,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ddppm.accounting.iteration import DDPPMParams
 from ddppm.core.errors import ConfigError
 from ddppm.core.metrics import sin_error
 from ddppm.core.network import gossip
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.algorithm import DDPPMParams
 
 
 @dataclass(frozen=True)

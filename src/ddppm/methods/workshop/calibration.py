@@ -2,7 +2,7 @@
 
 For each total ε and its δ limit the budget split (:mod:`.budget`) fixes the iterations' share
 ``(ε_i, δ_limit − δ₁)`` and the final noise factor ``f(ε)``; the search of
-:class:`ddppm.methods.ddppm.calibration.Calibration` (coarse grid over T and the noise schedules, fine stage,
+:class:`ddppm.accounting.calibration.Calibration` (coarse grid over T and the noise schedules, fine stage,
 screening and confirmation with every (observer, neighbour) pair, worst-case neighbour searches) then picks the
 least-error iteration parameters whose ``max_i δ_i(ε_i)`` meets the iterations' share. The error of a candidate
 depends on ε through ``f(ε)``, so :class:`WorkshopCandidates` returns one error per ε. The chosen table is
@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.accountant import AccountantSettings, DeltaResult
+from ddppm.accounting.calibration import Calibration, CalibrationGrid, check_limits
+from ddppm.accounting.iteration import NoiseSchedule
+from ddppm.accounting.neighbours import neighbour_table
+from ddppm.accounting.rows import params_to_row
+from ddppm.accounting.settings import accountant_settings, calibration_grid, threat_model
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.accountant import AccountantSettings, DeltaResult
-from ddppm.methods.ddppm.adjacency import neighbour_table
-from ddppm.methods.ddppm.algorithm import NoiseSchedule
-from ddppm.methods.ddppm.calibration import Calibration, CalibrationGrid, check_limits
-from ddppm.methods.ddppm.params import chosen_row, chosen_table, params_to_row
-from ddppm.methods.ddppm.steps import accountant_settings, calibration_grid, threat_model
+from ddppm.methods.gossip_base.params import chosen_row, chosen_table
 from ddppm.methods.workshop.accounting import WorkshopReleases, iterations_delta
 from ddppm.methods.workshop.algorithm import WorkshopParams, draw_workshop_normals, workshop_errors
 from ddppm.methods.workshop.budget import BudgetSplit
@@ -42,7 +43,7 @@ def params_from_row(row: pd.Series | dict) -> WorkshopParams:
 
 @dataclass(frozen=True)
 class WorkshopCandidates:
-    """The workshop mechanism for the shared calibration (:class:`ddppm.methods.ddppm.calibration.CandidateFamily`).
+    """The workshop mechanism for the shared calibration (:class:`ddppm.accounting.calibration.CandidateFamily`).
 
     ``noise_factors[k]`` is the final noise factor at the calibration's k-th ε. ``metric`` replaces the error of
     workshop Fig. 1 (the left vector after the final release) where another task calibrates it (the common task's

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ddppm.common.task import subspace_error
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.common_searched import SearchedCalibration, unit_columns
+from ddppm.methods.gossip_base.searched import SearchedCalibration, unit_columns
 from ddppm.methods.workshop.algorithm import WorkshopParams, draw_workshop_normals, workshop_network
 from ddppm.methods.workshop.budget import BudgetSplit
 from ddppm.methods.workshop.calibration import calibrate_workshop, param_rows, params_from_row

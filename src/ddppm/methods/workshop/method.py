@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.base import Method, register
+from ddppm.methods.base import register
+from ddppm.methods.gossip_base.method import CalibratedGossipMethod
 from ddppm.methods.workshop.algorithm import draw_workshop_normals, workshop_errors
 from ddppm.methods.workshop.calibration import calibrate_threat_model, param_rows, params_from_row
 from ddppm.methods.workshop.common_searched import searched_calibrate, searched_estimates
@@ -24,36 +25,21 @@ from ddppm.methods.workshop.schema import CONFIG_SCHEMA
 
 
 @register
-class WorkshopDDPPM(Method):
+class WorkshopDDPPM(CalibratedGossipMethod):
     """Decentralized DP power method, workshop version: noise on z before consensus, one noisy final release."""
 
     name = "ddppm_workshop"
     label = "D-DP-PM (workshop)"
     style = {"color": "#17becf", "marker": "h", "linestyle": (0, (4, 1.5))}
     config_schema = CONFIG_SCHEMA
-    calibrated = True
-    trust_model = "gossip"
     configured_by = "workshop"
     experiment_options = ("budget",)
 
     def searched_calibrate(self, job: Any) -> pd.DataFrame:
-        """On the common task, under a searched threat model (:func:`ddppm.methods.workshop.common_searched.
-        searched_calibrate`)."""
         return searched_calibrate(job)
 
     def searched_estimates(self, problem: DistributedProblem, row: pd.Series, rngs: Sequence[Any]) -> np.ndarray:
-        """Agent 0's estimates of the common task's ``v`` at a calibration row's parameters."""
         return searched_estimates(problem, row, rngs)
-
-    def choose_params(
-        self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
-    ) -> pd.DataFrame:
-        """Calibrate in one process under every threat model of ``options`` (the built-in definitions)."""
-        frames = [
-            param_rows(calibrate_threat_model(problem, eps, delta_limits, options, name), name)
-            for name in options["threat_models"]
-        ]
-        return pd.concat(frames, ignore_index=True)
 
     def calibrate(
         self,

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddppm.accounting.neighbours import neighbours_from_table
+from ddppm.accounting.settings import accountant_settings
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.adjacency import neighbours_from_table
-from ddppm.methods.ddppm.steps import accountant_settings
 from ddppm.methods.workshop.accounting import iterations_delta
 from ddppm.methods.workshop.calibration import params_from_row
 

@@ -18,7 +18,7 @@ of this model: the paper accounts for it with the Gaussian mechanism and composi
 
 :class:`WorkshopReleaseModel` is the same model in reduced coordinates: ``q^(0)`` enters only through
 ``Dᵀq^(0) = Hᵀ Bᵀq^(0)`` with ``H = blockdiag(B_kᵀ X_k)`` and ``B_k`` an orthonormal basis of ``col(X_k)`` (plus the
-rows a neighbour may change, :func:`ddppm.methods.ddppm.release.reduction_basis`), so its sources are
+rows a neighbour may change, :func:`ddppm.accounting.release.reduction_basis`), so its sources are
 ``[Bᵀq^(0); p^(1); …; p^(T)]``: ``b + mdT`` of them instead of ``n + mdT``. The projection is exact.
 """
 
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import block_diag
 
+from ddppm.accounting.release import ConditionalLaw, conditional_law_of, own_columns_of_sources, view_rows
 from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.release import ConditionalLaw, conditional_law_of, own_columns_of_sources, view_rows
 
 
 def _phi(problem: DistributedProblem, alpha: float) -> np.ndarray:
@@ -77,7 +77,7 @@ def conditional_law_full(
 class WorkshopReleaseModel:
     """``Z^(T)`` in the reduced source coordinates ``[Bᵀq^(0); p^(1); …; p^(T)]`` (module docstring).
 
-    It has the interface the shared accountant uses (:class:`ddppm.methods.ddppm.accountant.ReleaseFamily`):
+    It has the interface the shared accountant uses (:class:`ddppm.accounting.accountant.ReleaseFamily`):
     :meth:`conditional_law` and :meth:`project_own`.
     """
 

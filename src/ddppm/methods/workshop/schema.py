@@ -1,6 +1,6 @@
 """The config schema of the workshop D-DP-PM's options (``workshop.method_options.ddppm_workshop``): its own keys
-(``config.schema.yaml`` beside this module) plus the journal method's ``privacy`` and ``calibration`` sections,
-shared rather than copied."""
+(``config.schema.yaml`` beside this module) plus the accounting engine's ``privacy`` and ``calibration`` sections
+(:func:`ddppm.accounting.schema.compose_method_schema`), shared with the journal method rather than copied."""
 
 from __future__ import annotations
 
@@ -8,21 +8,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ddppm.accounting.schema import compose_method_schema
 
-from ddppm.methods.ddppm.params import CONFIG_SCHEMA as JOURNAL_SCHEMA
-
-
-def _compose() -> dict[str, Any]:
-    own = yaml.safe_load(Path(__file__).with_name("config.schema.yaml").read_text(encoding="utf-8"))
-    props = own["properties"]
-    for section in ("privacy", "calibration"):
-        shared = copy.deepcopy(JOURNAL_SCHEMA["properties"][section]["properties"])
-        props[section]["properties"] = {**shared, **props[section]["properties"]}
-    return own
-
-
-CONFIG_SCHEMA: dict[str, Any] = _compose()
+CONFIG_SCHEMA: dict[str, Any] = compose_method_schema(Path(__file__).with_name("config.schema.yaml"))
 """The JSON schema of the workshop D-DP-PM's options (every default included)."""
 
 

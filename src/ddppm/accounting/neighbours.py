@@ -5,7 +5,7 @@ and ``‖x'_r‖ ≤ 1`` (rows live in the unit ball). (ε, δ)-DP is a promise 
 
 * ``heuristic`` (the paper does not say which neighbour; this is our guess, kept for the ``paper`` threat
   model): the largest-norm rows, replaced by 0 or moved by 1 along ±(top right singular vector of X).
-* ``worst`` (sound): proposals that leak most, then a local search (:func:`ddppm.methods.ddppm.accountant.
+* ``worst`` (sound): proposals that leak most, then a local search (:func:`ddppm.accounting.accountant.
   search_worst_neighbours`). The first release ``z_j^(1) = X_jᵀ q_j^(0)`` is noise-free with covariance
   ``σ_q² X_jᵀX_j``; a row that adds variance where ``X_jᵀX_j`` has little changes that law most. So the
   proposals take the highest-leverage rows ``h_r = x_rᵀ(X_jᵀX_j)⁺x_r`` (and the largest-norm row) and move

@@ -1,11 +1,11 @@
 """An independent, deliberately straightforward δ reference for the accountant (docs/method.md §6).
 
-:func:`delta_reference` evaluates exactly what :func:`ddppm.accountant.evaluate_delta` evaluates (the same
+:func:`delta_reference` evaluates exactly what :func:`ddppm.accounting.accountant.evaluate_delta` evaluates (the same
 observers, adjacent candidates and own-randomness realisations) by the textbook route, sharing none of the
 accountant's numerics:
 
 * the observer's conditional law under ``X`` and ``X'`` comes from the literal ``M`` and ``L`` of
-  eq. (20)–(21) (:func:`ddppm.release.conditional_law_full`), not from the reduced release model;
+  eq. (20)–(21) (:func:`ddppm.accounting.release.conditional_law_full`), not from the reduced release model;
 * both laws are restricted to the range of ``Σ₁ + Σ₂`` found with ``np.linalg.eigh`` and a relative
   eigenvalue tolerance (rank mode ``support``), or projected onto the range of ``Σ₁`` (rank mode
   ``paper``, eq. 42–43); in ``support`` mode δ = 1 when the two laws have different ranges there or the
@@ -35,9 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize_scalar
 
-from ddppm.core.errors import ConfigError
-from ddppm.core.problem import DistributedProblem
-from ddppm.methods.ddppm.accountant import (
+from ddppm.accounting.accountant import (
     AccountantSettings,
     PairKey,
     check_epsilons,
@@ -45,9 +43,11 @@ from ddppm.methods.ddppm.accountant import (
     own_randomness,
     worst_case,
 )
-from ddppm.methods.ddppm.adjacency import apply_neighbour
-from ddppm.methods.ddppm.algorithm import DDPPMParams
-from ddppm.methods.ddppm.release import conditional_law_full
+from ddppm.accounting.iteration import DDPPMParams
+from ddppm.accounting.neighbours import apply_neighbour
+from ddppm.accounting.release import conditional_law_full
+from ddppm.core.errors import ConfigError
+from ddppm.core.problem import DistributedProblem
 
 REFERENCE_RTOL = 1e-12
 S_MIN = 1e-10
@@ -192,7 +192,7 @@ def log_tail(
 
 @dataclass
 class ReferenceResult:
-    """Like :class:`ddppm.accountant.DeltaResult`: per-ε worst-pair mean δ, δ⁺, and every pair's values.
+    """Like :class:`ddppm.accounting.accountant.DeltaResult`: per-ε worst-pair mean δ, δ⁺, and every pair's values.
 
     ``realisations`` maps each pair key ``(observer, agent, row, kind)`` to the per-realisation arrays
     ``delta``, ``upper``, ``lower`` (ε × R).
@@ -220,13 +220,13 @@ def delta_reference(
     grid_points: int = GRID_POINTS,
 ) -> ReferenceResult:
     """δ(ε) of Algorithm 1 by the straightforward route (module docstring); same pairs and realisations as
-    :func:`ddppm.accountant.evaluate_delta` with the same ``settings``.
+    :func:`ddppm.accounting.accountant.evaluate_delta` with the same ``settings``.
 
     Parameters
     ----------
     own_full
         Optional ``{observer: [q_i^(0); p_i^(1..T)] realisations (rows × R)}``; by default
-        :func:`ddppm.accountant.own_randomness`, exactly as the accountant draws them.
+        :func:`ddppm.accounting.accountant.own_randomness`, exactly as the accountant draws them.
     only_pairs
         Restrict to these ``(observer, agent, row, kind)`` pairs (as in ``evaluate_delta``).
     rtol

@@ -1,7 +1,7 @@
 """δ of D-DP-PM for a whole ε grid: observers, neighbouring data sets and own-randomness realisations.
 
 For every observer agent ``i`` and every neighbour ``X'`` (one row of an agent ``j ≠ i`` changed, see
-:mod:`ddppm.methods.ddppm.adjacency`), the observer's view conditioned on its own randomness is Gaussian
+:mod:`ddppm.accounting.neighbours`), the observer's view conditioned on its own randomness is Gaussian
 (eq. 29) under both ``X`` and ``X'``. The covariance does not depend on the realised own randomness, only
 the mean does, so ``Σ₁`` is factorised once per observer and ``(Σ₁, Σ₂)`` diagonalised once per neighbour;
 every ε and every realisation then costs O(N). The reported δ is, for each ε, the mean over ``R_δ``
@@ -26,10 +26,9 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from ddppm.core.errors import ConfigError, PrivacyError
-from ddppm.core.problem import DistributedProblem
-from ddppm.core.seeds import seed_sequence
-from ddppm.methods.ddppm.adjacency import (
+from ddppm.accounting.floor import FloorSettings, cached_floor, floor_seeds
+from ddppm.accounting.iteration import DDPPMParams
+from ddppm.accounting.neighbours import (
     HEURISTIC_KINDS,
     Neighbour,
     apply_neighbour,
@@ -37,10 +36,11 @@ from ddppm.methods.ddppm.adjacency import (
     perturbations,
     search_proposals,
 )
-from ddppm.methods.ddppm.algorithm import DDPPMParams
-from ddppm.methods.ddppm.floor import FloorSettings, cached_floor, floor_seeds
-from ddppm.methods.ddppm.params import schema_default
-from ddppm.methods.ddppm.release import ConditionalLaw, ReducedReleaseModel, reduction_basis
+from ddppm.accounting.release import ConditionalLaw, ReducedReleaseModel, reduction_basis
+from ddppm.accounting.schema import engine_default
+from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.core.problem import DistributedProblem
+from ddppm.core.seeds import seed_sequence
 from ddppm.privacy.gaussian import GaussianPair, SupportBasis, diagonalize, kl_divergence
 from ddppm.privacy.tails import TailDeltas, pair_tail_deltas, pair_tail_deltas_many
 from ddppm.privacy.threat_models import ThreatModel
@@ -56,25 +56,25 @@ class AccountantSettings:
     The other fields are the numerical choices of ``methods.ddppm.privacy``; ``search_*`` steer the
     worst-case neighbour search (:func:`search_worst_neighbours`), which also starts from the
     ``search_floor_seeds`` most-leaking moves per (observer, agent) of the parameter-free floor's search
-    (``floor``, :mod:`ddppm.methods.ddppm.floor`).
+    (``floor``, :mod:`ddppm.accounting.floor`).
     """
 
     view: str = "network"
     accounting: str = "chernoff"
     adjacency: str = "heuristic"
-    rank_mode: str = schema_default("privacy", "rank_mode")
-    rank_rtol: float = schema_default("privacy", "rank_rtol")
-    candidate_rows: int = schema_default("privacy", "candidate_rows")
-    candidate_kinds: tuple[str, ...] = schema_default("privacy", "candidate_kinds")
+    rank_mode: str = engine_default("privacy", "rank_mode")
+    rank_rtol: float = engine_default("privacy", "rank_rtol")
+    candidate_rows: int = engine_default("privacy", "candidate_rows")
+    candidate_kinds: tuple[str, ...] = engine_default("privacy", "candidate_kinds")
     observers: tuple[int, ...] | None = None
-    realisations: int = schema_default("privacy", "realisations")
-    seed: int = schema_default("privacy", "seed")
-    search_rows: int = schema_default("privacy", "search_rows")
-    search_directions: int = schema_default("privacy", "search_directions")
-    search_rounds: int = schema_default("privacy", "search_rounds")
-    search_keep: int = schema_default("privacy", "search_keep")
-    search_width: int = schema_default("privacy", "search_width")
-    search_floor_seeds: int = schema_default("privacy", "search_floor_seeds")
+    realisations: int = engine_default("privacy", "realisations")
+    seed: int = engine_default("privacy", "seed")
+    search_rows: int = engine_default("privacy", "search_rows")
+    search_directions: int = engine_default("privacy", "search_directions")
+    search_rounds: int = engine_default("privacy", "search_rounds")
+    search_keep: int = engine_default("privacy", "search_keep")
+    search_width: int = engine_default("privacy", "search_width")
+    search_floor_seeds: int = engine_default("privacy", "search_floor_seeds")
     floor: FloorSettings = field(default_factory=FloorSettings)
 
     def __post_init__(self) -> None:
@@ -347,7 +347,7 @@ def search_worst_neighbours(
 ) -> DeltaResult:
     """δ at the worst neighbour found by a search, per (observer, agent).
 
-    Start from :func:`ddppm.methods.ddppm.adjacency.search_proposals` (high-leverage rows moved toward
+    Start from :func:`ddppm.accounting.neighbours.search_proposals` (high-leverage rows moved toward
     the weakest eigen-directions of ``X_jᵀX_j``, and more); then, ``search_rounds`` times, keep the
     ``search_keep`` most-leaking neighbours of every (observer, agent) pair and try ``search_width``
     random turns of each move direction, with half the angle each round. A neighbour's leak is its mean

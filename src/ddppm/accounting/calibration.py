@@ -35,11 +35,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from ddppm.core.errors import ConfigError, PrivacyError
-from ddppm.core.problem import DistributedProblem
-from ddppm.core.progress import LOGGER, Progress
-from ddppm.core.seeds import run_generators
-from ddppm.methods.ddppm.accountant import (
+from ddppm.accounting.accountant import (
     AccountantSettings,
     DeltaResult,
     PairKey,
@@ -47,14 +43,13 @@ from ddppm.methods.ddppm.accountant import (
     default_neighbours,
     evaluate_delta,
 )
-from ddppm.methods.ddppm.algorithm import (
-    DDPPMParams,
-    NoiseSchedule,
-    checked_t_star,
-    ddppm_errors,
-    draw_standard_normals,
-)
-from ddppm.methods.ddppm.params import params_from_row, schema_default
+from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule, checked_t_star, ddppm_errors, draw_standard_normals
+from ddppm.accounting.rows import params_from_row
+from ddppm.accounting.schema import engine_default
+from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.core.problem import DistributedProblem
+from ddppm.core.progress import LOGGER, Progress
+from ddppm.core.seeds import run_generators
 
 RATIO_NAMES = ("corollary", "one", "growth", "eta_constant")
 DELTA_STATISTICS = ("mean", "max", "hockey")
@@ -70,21 +65,21 @@ _STAT_OF = {
 class CalibrationGrid:
     """The search space (config key ``methods.ddppm.calibration``; defaults from its schema)."""
 
-    kappas: tuple[float, ...] = schema_default("calibration", "kappas")
-    schedules: tuple[str, ...] = schema_default("calibration", "schedules")
-    ratios: tuple[str, ...] = schema_default("calibration", "ratios")
-    t_offsets: tuple[int, ...] = schema_default("calibration", "t_offsets")
-    t_coarse: tuple[int, ...] = schema_default("calibration", "t_coarse")
-    alpha_factors: tuple[float, ...] = schema_default("calibration", "alpha_factors")
-    sigma_q_factors: tuple[float, ...] = schema_default("calibration", "sigma_q_factors")
-    runs: int = schema_default("calibration", "runs")
-    screen_pairs: int = schema_default("calibration", "screen_pairs")
-    max_verifications: int = schema_default("calibration", "max_verifications")
-    fine_window: int = schema_default("calibration", "fine_window")
-    fine_steps: tuple[float, ...] = schema_default("calibration", "fine_steps")
-    t_star_tol: float = schema_default("calibration", "t_star_tol")
-    t_max: int = schema_default("calibration", "t_max")
-    delta_statistic: str = schema_default("calibration", "delta_statistic")
+    kappas: tuple[float, ...] = engine_default("calibration", "kappas")
+    schedules: tuple[str, ...] = engine_default("calibration", "schedules")
+    ratios: tuple[str, ...] = engine_default("calibration", "ratios")
+    t_offsets: tuple[int, ...] = engine_default("calibration", "t_offsets")
+    t_coarse: tuple[int, ...] = engine_default("calibration", "t_coarse")
+    alpha_factors: tuple[float, ...] = engine_default("calibration", "alpha_factors")
+    sigma_q_factors: tuple[float, ...] = engine_default("calibration", "sigma_q_factors")
+    runs: int = engine_default("calibration", "runs")
+    screen_pairs: int = engine_default("calibration", "screen_pairs")
+    max_verifications: int = engine_default("calibration", "max_verifications")
+    fine_window: int = engine_default("calibration", "fine_window")
+    fine_steps: tuple[float, ...] = engine_default("calibration", "fine_steps")
+    t_star_tol: float = engine_default("calibration", "t_star_tol")
+    t_max: int = engine_default("calibration", "t_max")
+    delta_statistic: str = engine_default("calibration", "delta_statistic")
 
     def __post_init__(self) -> None:
         if not self.kappas or min(self.kappas) <= 0:
@@ -127,7 +122,7 @@ class CandidateFamily(Protocol):
     table row; ``draws`` are the unit normals of the calibration's Monte-Carlo runs (the first item is the
     ``n × R`` start ``q^(0)/σ_q``, which also defines T*); ``errors`` is the error of every run, shape ``(R,)``
     or ``(E, R)`` (one row per ε of the calibration); ``evaluate_delta`` is
-    :func:`ddppm.methods.ddppm.accountant.evaluate_delta` for this mechanism; ``config_key`` names the config
+    :func:`ddppm.accounting.accountant.evaluate_delta` for this mechanism; ``config_key`` names the config
     section of its calibration (for error messages).
     """
 

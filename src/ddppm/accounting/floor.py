@@ -40,11 +40,11 @@ import numpy as np
 import pandas as pd
 from scipy.special import erf
 
+from ddppm.accounting.neighbours import Neighbour, digest
+from ddppm.accounting.schema import floor_default
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import seed_sequence
-from ddppm.methods.ddppm.adjacency import Neighbour, digest
-from ddppm.methods.ddppm.params import floor_default
 from ddppm.privacy.exact import exact_tails_many
 from ddppm.privacy.tails import reversed_coordinates
 
@@ -292,7 +292,7 @@ def _best_directions(x: np.ndarray, metric: np.ndarray) -> np.ndarray:
 
 
 def _projected(x: np.ndarray, directions: np.ndarray) -> np.ndarray:
-    """``P(x + u)`` for each unit row ``u`` along ``directions`` (:func:`ddppm.methods.ddppm.adjacency.moved`)."""
+    """``P(x + u)`` for each unit row ``u`` along ``directions`` (:func:`ddppm.accounting.neighbours.moved`)."""
     y = x + directions / np.linalg.norm(directions, axis=1, keepdims=True)
     return y / np.maximum(1.0, np.linalg.norm(y, axis=1, keepdims=True))
 
@@ -473,7 +473,7 @@ def parameter_free_floor(
 
 def floor_seeds(result: FloorResult, per_pair: int) -> list[Neighbour]:
     """The ``per_pair`` most-leaking floor moves of every (observer, agent) by each measure: starting points for the
-    parameterised worst-neighbour search (:func:`ddppm.methods.ddppm.adjacency.search_proposals`)."""
+    parameterised worst-neighbour search (:func:`ddppm.accounting.neighbours.search_proposals`)."""
     out: dict[tuple, Neighbour] = {}
     for ranked in result.neighbours.values():
         for found in ranked.values():
