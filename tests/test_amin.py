@@ -139,7 +139,7 @@ def test_one_draw_is_private_at_the_stated_epsilon():
 
 
 def test_the_method_releases_orthonormal_directions_with_pure_epsilon():
-    from ddppm.common.task import CommonTask
+    from ddppm.common_task.task import CommonTask
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 6)) * np.array([3.0, 2.0, 1.0, 0.5, 0.3, 0.1])

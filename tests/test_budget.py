@@ -1,4 +1,4 @@
-"""One (ε, δ) for the whole route (ddppm.common.budget): the preprocessing's Gaussian releases composed with a
+"""One (ε, δ) for the whole route (ddppm.common_task.budget): the preprocessing's Gaussian releases composed with a
 Gaussian method (μ² adds) or a pure-ε one (randomised response ⊗ Gaussian), each checked against dp-accounting's
 PLD accountant and, independently of it, by numerical integration of the hockey-stick divergence."""
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import integrate
 from scipy.stats import norm
 
-from ddppm.common.budget import (
+from ddppm.common_task.budget import (
     end_to_end_delta,
     gdp_mu,
     method_target,
@@ -17,7 +17,7 @@ from ddppm.common.budget import (
     pure_method_eps,
     split_budget,
 )
-from ddppm.common.certified import certified_delta, composed_mu
+from ddppm.common_task.certified import certified_delta, composed_mu
 from ddppm.core.errors import PrivacyError
 
 POINTS = [(1.0, 1e-5, 0.1), (5.0, 1e-5, 0.25), (0.5, 1e-6, 0.5)]

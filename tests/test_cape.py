@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.certified import certified_delta
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.certified import certified_delta
+from ddppm.common_task.task import CommonTask
 from ddppm.methods import get_method
 from ddppm.methods.cape import cape_noise, view_leakage
 from ddppm.privacy.tails import gaussian_tail_delta

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddppm.common.certified import certified_delta
+from ddppm.common_task.certified import certified_delta
 from ddppm.core.network import mixing_matrix
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators

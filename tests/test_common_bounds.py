@@ -1,4 +1,4 @@
-"""Lower bounds for every parameter choice on the common task's grid (ddppm.common.bounds) and D-DP-PM's floor as
+"""Lower bounds for every parameter choice on the common task's grid (ddppm.common_task.bounds) and D-DP-PM's floor as
 one (ddppm.methods.ddppm.common_task): the monotonicity they rest on, checked by quadrature, and the placement."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
-from ddppm.common.bounds import BOUND_COLUMNS, bounds_on_grid
+from ddppm.common_task.bounds import BOUND_COLUMNS, bounds_on_grid
 from ddppm.methods.ddppm.common_task import common_lower_bounds
 
 

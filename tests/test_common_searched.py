@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule, scale_draws
-from ddppm.common.run import run_methods, which_method
-from ddppm.common.task import CommonTask, subspace_error
+from ddppm.common_task.run import run_methods, which_method
+from ddppm.common_task.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.network import gossip
 from ddppm.experiments.common import check_searched, findings, tables

@@ -1,4 +1,4 @@
-"""The common task's privacy settings (ddppm.common.settings): which (ε, δ limit) points and adjacency each runs,
+"""The common task's privacy settings (ddppm.common_task.settings): which (ε, δ limit) points and adjacency each runs,
 that the runner calibrates every point to its own limit, that a second setting leaves the standard one's numbers
 alone, and that the noise follows the adjacency's sensitivity in closed form (σ ∝ Δ at fixed (ε, δ))."""
 
@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.bounds import bounds_at_points
-from ddppm.common.certified import certified_delta, composed_mu
-from ddppm.common.run import run_methods, summarise, which_method
-from ddppm.common.settings import PREPARED, STANDARD, common_setting, common_settings
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.bounds import bounds_at_points
+from ddppm.common_task.certified import certified_delta, composed_mu
+from ddppm.common_task.run import run_methods, summarise, which_method
+from ddppm.common_task.settings import PREPARED, STANDARD, common_setting, common_settings
 from ddppm.config import validate_config
 from ddppm.core.errors import ConfigError
 from ddppm.experiments.common import findings, second_setting_findings

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from ddppm.common.adjacency import ADJACENCIES, release_sensitivity
-from ddppm.common.base import top_k
-from ddppm.common.certified import certified_delta, composed_mu, noise_multiplier
-from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
+from ddppm.common_task.adjacency import ADJACENCIES, release_sensitivity
+from ddppm.common_task.base import top_k
+from ddppm.common_task.certified import certified_delta, composed_mu, noise_multiplier
+from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.errors import DataError
 from ddppm.core.metrics import sin_error
 from ddppm.core.network import mixing_matrix
@@ -226,7 +226,7 @@ def test_power_methods_differ_only_by_their_aggregate_noise() -> None:
 def test_searched_delta_of_one_release_never_exceeds_the_certified(release: str) -> None:
     """The generic accountant (exact hockey stick of two Gaussians) at random neighbours and at the witness is at
     most the certified δ, and equal at the witness: the certified δ is the sup over neighbours."""
-    from ddppm.common.certified import certified_delta
+    from ddppm.common_task.certified import certified_delta
     from ddppm.privacy.tails import gaussian_tail_delta
 
     rng = np.random.default_rng(5)
@@ -250,7 +250,7 @@ def test_searched_delta_of_one_release_never_exceeds_the_certified(release: str)
 def test_which_method_respects_trust_and_certification() -> None:
     import pandas as pd
 
-    from ddppm.common.run import which_method
+    from ddppm.common_task.run import which_method
 
     rows = [  # (method, trust, column, feasible, error)
         ("a", "central", "certified", True, 0.1),
@@ -277,7 +277,7 @@ def test_which_method_lists_the_standard_setting_first() -> None:
     """The README's answer is the standard setting: it comes first, whatever the names of the others."""
     import pandas as pd
 
-    from ddppm.common.run import which_method
+    from ddppm.common_task.run import which_method
 
     summary = pd.DataFrame(
         [
@@ -293,7 +293,7 @@ def test_which_method_lists_the_standard_setting_first() -> None:
 
 
 def test_runner_on_a_small_task() -> None:
-    from ddppm.common.run import run_methods, summarise, which_method
+    from ddppm.common_task.run import run_methods, summarise, which_method
 
     task = _task(np.random.default_rng(6), n=200, d=5, k=1, m=4)
     runs = run_methods(task, [1.0, 50.0], 1e-5, 8, 0, OPTIONS, dataset="toy")
@@ -313,7 +313,7 @@ def test_noisy_gram_has_the_law_of_the_gram_of_noisy_rows() -> None:
     XᵀX + nσ²I, the covariance of the entries, and the top eigenvalue's distribution (two-sample KS)."""
     from scipy.stats import ks_2samp
 
-    from ddppm.common.sampling import noisy_gram
+    from ddppm.common_task.sampling import noisy_gram
 
     rng = np.random.default_rng(11)
     n, d, sigma, draws = 9, 3, 0.7, 20000

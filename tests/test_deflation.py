@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.certified import certified_delta
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.certified import certified_delta
 from ddppm.core.network import mixing_matrix
 from ddppm.methods import get_method
 from ddppm.methods.certified.algorithm import CertifiedParams, certified_network, draw

@@ -1,4 +1,4 @@
-"""The bridge to the peers' own environment (ddppm.common.peers, ddppm.common.peer_library), checked with a
+"""The bridge to the peers' own environment (ddppm.common_task.peers, ddppm.common_task.peer_library), checked with a
 stand-in ``diffprivlib`` whose PCA is exact or slow, so no real library is needed: the components come back per
 point, each run gets its own random state, a point's time budget stops a slow fit and counts it, the runs are in
 the common task's format and the summary counts the unfinished fits. A failing peer is an error with its stderr.
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ddppm.common.peer_library import FINISHED, NOT_STARTED, TIMED_OUT
-from ddppm.common.peers import check_peer_environment, library_seeds, peer_fits
-from ddppm.common.run import summarise
-from ddppm.common.task import CommonTask, subspace_error
+from ddppm.common_task.peer_library import FINISHED, NOT_STARTED, TIMED_OUT
+from ddppm.common_task.peers import check_peer_environment, library_seeds, peer_fits
+from ddppm.common_task.run import summarise
+from ddppm.common_task.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError, DDPPMError
 from ddppm.experiments.common_peers import peer_runs
 from ddppm.methods import get_method

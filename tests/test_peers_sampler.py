@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from ddppm.common.peers import PEER_PYTHON, library_eigenvector_draws
+from ddppm.common_task.peers import PEER_PYTHON, library_eigenvector_draws
 from ddppm.methods.amin import mis_specified_log_density, sample_bingham
 
 C = np.diag([3.0, 1.0])  # covariance of rows of norm ≤ 1; the top eigenvector is e₁
@@ -73,8 +73,8 @@ def test_opendp_pca_class_spends_twice_its_epsilon_per_replaced_row() -> None:
 
 
 def test_both_libraries_fit_through_their_apis_with_their_replace_one_eps() -> None:
-    from ddppm.common.peers import peer_fits
-    from ddppm.common.task import CommonTask, subspace_error
+    from ddppm.common_task.peers import peer_fits
+    from ddppm.common_task.task import CommonTask, subspace_error
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 4)) * np.array([3.0, 1.0, 0.5, 0.2])

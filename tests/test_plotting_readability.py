@@ -157,7 +157,7 @@ def common_summary(at_chance: bool) -> pd.DataFrame:
 
 
 def test_common_figure_names_empty_methods_in_the_title_and_says_when_all_sit_at_chance():
-    from ddppm.plotting.common import common_figure
+    from ddppm.plotting.common_task import common_figure
 
     styles = {m: {"label": m.upper(), "marker": "o"} for m in ("analyze_gauss", "ldp", "ddppm_workshop")}
     fig = common_figure(common_summary(at_chance=True), styles, "t")

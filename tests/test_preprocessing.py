@@ -1,4 +1,4 @@
-"""Private standardisation with a share of the budget (ddppm.common.preprocessing): the sums' sensitivities are
+"""Private standardisation with a share of the budget (ddppm.common_task.preprocessing): the sums' sensitivities are
 measured on raw records, the releases have the stated law for each kind of party, the preprocessing's μ is its
 share, and the standardised rows stay in the unit ball and depend on their own record and the releases only."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddppm.common.preprocessing import (
+from ddppm.common_task.preprocessing import (
     PreprocessingPlan,
     Released,
     mean_sensitivity,

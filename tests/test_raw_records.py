@@ -1,4 +1,4 @@
-"""The common task from the raw records (ddppm.common.raw_records): one replaced record moves each one-release
+"""The common task from the raw records (ddppm.common_task.raw_records): one replaced record moves each one-release
 method's noise-free release by at most its stated sensitivity (measured on the two outputs, end to end from raw
 records), every row's δ composes the preprocessing with the method, the rows the methods run on are the
 simulated preprocessing's, intervals count draws, and a data set that cannot run end to end stops before any job."""
@@ -10,17 +10,17 @@ import pandas as pd
 import pytest
 from scipy.stats import t as student_t
 
-from ddppm.common.base import top_k
-from ddppm.common.preprocessing import (
+from ddppm.common_task.base import top_k
+from ddppm.common_task.preprocessing import (
     PreprocessingPlan,
     preprocessing_noise,
     private_standardise,
     release_statistics,
     standardise_rows,
 )
-from ddppm.common.raw_records import STREAM, RawRecords, raw_records_runs, reference_task
-from ddppm.common.run import summarise
-from ddppm.common.task import CommonTask, subspace_error
+from ddppm.common_task.raw_records import STREAM, RawRecords, raw_records_runs, reference_task
+from ddppm.common_task.run import summarise
+from ddppm.common_task.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.seeds import run_generators
 from ddppm.data import load_dataset
@@ -111,7 +111,7 @@ def test_the_methods_run_on_the_simulated_preprocessings_rows():
     records, plan = _records(), PreprocessingPlan()
     runs = raw_records_runs(records, [2.0], [1e-5], [1], 4, 2, 7, plan, OPTIONS, dataset="wine",
                             methods={"analyze_gauss": get_method("analyze_gauss")})  # fmt: skip
-    from ddppm.common.budget import split_budget
+    from ddppm.common_task.budget import split_budget
 
     Z = prepare_public(records.X, records.bounds)
     noise = preprocessing_noise(plan, split_budget(2.0, 1e-5, plan.share).mu_pre, Z.shape[1], 1)

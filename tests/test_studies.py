@@ -62,7 +62,7 @@ def test_random_regular_graph(m: int) -> None:
 def test_on_the_complete_graph_the_certified_ddppm_is_the_local_noisy_power_method() -> None:
     """With W = 11ᵀ/m one gossip round is the exact average, so the certified D-DP-PM is Balcan et al.'s local
     noisy power method with the same σ: their errors have one law (two-sample KS over 400 runs each)."""
-    from ddppm.common.run import run_methods
+    from ddppm.common_task.run import run_methods
     from ddppm.methods import common_task_methods
 
     methods = {k: v for k, v in common_task_methods().items() if k in ("ddppm_certified", "balcan_decentralised")}

@@ -1,8 +1,8 @@
 from pathlib import Path
 
 from ddppm.methods import common_task_methods
-from ddppm.common.peers import PEERS_LOCK, check_peer_environment, peer_minutes
-from ddppm.common.settings import common_settings, setting_config_keys
+from ddppm.common_task.peers import PEERS_LOCK, check_peer_environment, peer_minutes
+from ddppm.common_task.settings import common_settings, setting_config_keys
 from ddppm.core.errors import ConfigError
 from ddppm.data import DATASETS as KNOWN_DATASETS
 from ddppm.config import validate_config
@@ -57,7 +57,7 @@ FINDINGS_INPUTS = []
 # draws, per dataset, and what the landing page's verdict reads (config `verdict`). Empty when none adds any.
 FIG2_FLOORS = {}
 VERDICT_INPUTS = []
-# Lower-bound tables on a method's δ for every parameter choice (ddppm.common.bounds), from methods' rule files.
+# Lower-bound tables on a method's δ for every parameter choice (ddppm.common_task.bounds), from methods' rule files.
 COMMON_LOWER_BOUNDS = []
 # Runs (the common task's runs format) of methods calibrated under a searched threat model, from methods' rule files.
 COMMON_SEARCHED_RUNS = []

@@ -1,11 +1,11 @@
 """Rule common_figure: the common task's figure for one data set."""
 
-from ddppm.common.settings import SETTING_TITLES
+from ddppm.common_task.settings import SETTING_TITLES
 from ddppm.core.io import read_parquet
 from ddppm.data import LABELS
 from ddppm.methods import method_styles
 from ddppm.pipeline.steps import setup_logging
-from ddppm.plotting.common import common_figure
+from ddppm.plotting.common_task import common_figure
 from ddppm.plotting.style import save_figure
 
 log = setup_logging(snakemake.log[0])

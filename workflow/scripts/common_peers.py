@@ -1,6 +1,6 @@
 """Rule common_peers (and common_peers_full): diffprivlib and OpenDP PCA as installed, on one data set."""
 
-from ddppm.common.peers import check_peer_environment
+from ddppm.common_task.peers import check_peer_environment
 from ddppm.core.io import write_parquet
 from ddppm.experiments.common_peers import peer_runs_of_dataset
 from ddppm.pipeline.steps import problem_from_files, setup_logging

@@ -17,7 +17,7 @@ those of the raw second moment, so no shift and no per-feature scaling), ``clip(
 declared row-norm bound (``row_norm``, rows beyond it clipped to norm 1) or the norm of the box's farthest corner.
 Row i is a function of raw record i alone: one replaced record changes its own row and no other, bit for bit.
 Centring at the data's mean and scaling by its standard deviations are Gaussian mechanisms with their own share
-of the budget (:mod:`ddppm.common.preprocessing`). :func:`reference_rows` is what a non-private analyst computes
+of the budget (:mod:`ddppm.common_task.preprocessing`). :func:`reference_rows` is what a non-private analyst computes
 (the target), :func:`clipping` what the bounds cost before any noise.
 """
 

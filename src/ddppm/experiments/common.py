@@ -1,6 +1,6 @@
 """Experiment ``common``: the common task on the journal's data sets (docs/common_task.md).
 
-Every registered method that implements :class:`ddppm.common.base.CommonTaskMethod` runs on the same rows (the
+Every registered method that implements :class:`ddppm.common_task.base.CommonTaskMethod` runs on the same rows (the
 pipeline's normalised data, split over its agents), estimating the top-k directions of ``XᵀX`` under one
 adjacency and Definition 1's δ. Entry points (the section is ``common``, validated against
 ``common.schema.yaml``): :func:`check_config`, :func:`runs_of_dataset`, :func:`tables`, :func:`findings`.
@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.bounds import bounds_at_points
-from ddppm.common.preprocessing import PreprocessingPlan
-from ddppm.common.raw_records import PREPROCESSING_ONLY, RawRecords, raw_records_runs, reference_labels
-from ddppm.common.run import not_certified, reference_eps, run_methods, summarise, which_method
-from ddppm.common.settings import PREPARED, STANDARD, common_setting, common_settings, task_options
-from ddppm.common.task import CommonTask
+from ddppm.common_task.bounds import bounds_at_points
+from ddppm.common_task.preprocessing import PreprocessingPlan
+from ddppm.common_task.raw_records import PREPROCESSING_ONLY, RawRecords, raw_records_runs, reference_labels
+from ddppm.common_task.run import not_certified, reference_eps, run_methods, summarise, which_method
+from ddppm.common_task.settings import PREPARED, STANDARD, common_setting, common_settings, task_options
+from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.data import DATASETS
@@ -155,11 +155,11 @@ def runs_of_dataset(
     setting: str = STANDARD,
     loader: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Every run of every common-task method at every (k, ε) of one setting (:mod:`ddppm.common.settings`) on one
+    """Every run of every common-task method at every (k, ε) of one setting (:mod:`ddppm.common_task.settings`) on one
     data set (the ranks below its dimension). ``config``: the section ``common`` and, for the journal's limits,
     the top-level ``epsilons`` and ``delta_limits``. A setting of scope ``raw_records`` runs from the raw records
     (``loader``: the data set's loader options, ``dataset_options.<name>`` with defaults;
-    :mod:`ddppm.common.raw_records`); the others on the pipeline's prepared rows (``problem``)."""
+    :mod:`ddppm.common_task.raw_records`); the others on the pipeline's prepared rows (``problem``)."""
     section = config["common"]
     chosen = common_setting(setting, config)
     if dataset not in chosen.points:
@@ -195,7 +195,7 @@ def tables(
 ) -> dict[str, pd.DataFrame]:
     """The summary (per setting, method, k, ε), the "which method" table and the not-certified list: the searched
     methods that ran, and the lower bounds for every parameter choice that methods' rule files publish
-    (``bounds``, placed on each setting's (ε, δ limit) points by :func:`ddppm.common.bounds.bounds_at_points`)."""
+    (``bounds``, placed on each setting's (ε, δ limit) points by :func:`ddppm.common_task.bounds.bounds_at_points`)."""
     summary = summarise(runs)
     labels = {name: style["label"] for name, style in method_styles().items()} | reference_labels()
     summary.insert(summary.columns.get_loc("method") + 1, "label", summary["method"].map(labels))

@@ -1,5 +1,5 @@
 """The common task's peers as installed (config ``common.peers``): diffprivlib and OpenDP, run in their own
-environment on the pipeline's rows (:mod:`ddppm.common.peers`, :mod:`ddppm.methods.peers`).
+environment on the pipeline's rows (:mod:`ddppm.common_task.peers`, :mod:`ddppm.methods.peers`).
 
 The default run fits them at the points where fits finish (``common.peers.datasets/ranks/epsilons``, a few
 seconds per point); the target ``common_peers_full`` fits every data set, k and ε of the common task with a
@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.peers import PEER_PYTHON, library_seeds, peer_fits
-from ddppm.common.run import run_rows, summarise
-from ddppm.common.settings import PREPARED, task_options
-from ddppm.common.task import CommonTask, subspace_error
+from ddppm.common_task.peers import PEER_PYTHON, library_seeds, peer_fits
+from ddppm.common_task.run import run_rows, summarise
+from ddppm.common_task.settings import PREPARED, task_options
+from ddppm.common_task.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators

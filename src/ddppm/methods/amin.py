@@ -29,9 +29,9 @@ import numpy as np
 from scipy.linalg import null_space
 from scipy.optimize import brentq
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod
+from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
 
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ddppm.common.base import CommonTaskMethod
+from ddppm.common_task.base import CommonTaskMethod
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.privacy.mechanisms import analytic_gaussian_delta
@@ -184,7 +184,7 @@ def available_methods(task: str | None = DISTRIBUTED_PCA) -> dict[str, Any]:
 
 
 def common_task_methods() -> dict[str, Any]:
-    """Every registered method that solves the common task (:class:`ddppm.common.base.CommonTaskMethod`), by name,
+    """Every registered method that solves the common task (:class:`ddppm.common_task.base.CommonTaskMethod`), by name,
     in registration order."""
     methods = available_methods(task=None).items()
     return {name: m for name, m in methods if isinstance(m, CommonTaskMethod) and m.runs_common_task}

@@ -17,7 +17,7 @@ the conventional method's sum at the same per-release noise (:mod:`ddppm.methods
 **The aggregator's view (our accounting, not the paper's).** CAPE's paper calibrates :math:`\sigma_z` so that one
 release is (ε, δ)-DP. But the aggregator sees all m releases, and their noise is correlated. Per entry, the m
 noises have covariance :math:`C = \sigma_z^2[(1 + 1/m) I - \mathbf 1\mathbf 1^\top / m]`, and a neighbour changes
-agent j's release only, by at most Δ (:func:`ddppm.common.adjacency.release_sensitivity`, ``upper_triangle``).
+agent j's release only, by at most Δ (:func:`ddppm.common_task.adjacency.release_sensitivity`, ``upper_triangle``).
 The whole view is then one Gaussian mechanism with
 
 .. math::
@@ -39,10 +39,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod, GaussianRelease, certified, top_k
-from ddppm.common.certified import noise_multiplier
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, GaussianRelease, certified, top_k
+from ddppm.common_task.certified import noise_multiplier
+from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import PrivacyError
 from ddppm.methods.base import RegisteredMethod, register
 from ddppm.privacy.mechanisms import symmetric_gaussian

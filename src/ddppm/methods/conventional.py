@@ -1,7 +1,7 @@
 """The conventional distributed DP-PCA: each site releases its noisy local second-moment matrix (common task only).
 
 Each agent j publishes the upper triangle of ``X_jᵀX_j`` plus independent ``N(0, σ²)`` noise (the analytic
-Gaussian mechanism of sensitivity √2 under ``replace_one``, :mod:`ddppm.common.adjacency`); anyone sums the m
+Gaussian mechanism of sensitivity √2 under ``replace_one``, :mod:`ddppm.common_task.adjacency`); anyone sums the m
 releases and takes the top-k eigenvectors. A neighbour changes one agent's release only, so the whole
 transcript is one Gaussian mechanism: ``certified`` δ, under the ``local`` trust model (every release is public).
 The sum carries noise of variance ``mσ²`` per entry: the price of trusting no one.
@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod, single_release, top_k
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, single_release, top_k
+from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
 from ddppm.privacy.mechanisms import symmetric_gaussian
 

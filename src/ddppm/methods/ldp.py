@@ -18,10 +18,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import Calibrated, CommonTaskMethod, single_release, top_k
-from ddppm.common.sampling import noisy_gram
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.base import Calibrated, CommonTaskMethod, single_release, top_k
+from ddppm.common_task.sampling import noisy_gram
+from ddppm.common_task.task import CommonTask
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.base import Method, gaussian_mechanism_params, register
@@ -45,7 +45,7 @@ def ldp_errors(
 
 
 class _GaussianLDP(Method, CommonTaskMethod):
-    """Shared by both calibrations: only :meth:`sigma` differs. On the common task (:mod:`ddppm.common`) every
+    """Shared by both calibrations: only :meth:`sigma` differs. On the common task (:mod:`ddppm.common_task`) every
     agent publishes its rows plus ``N(0, σ²)`` noise, σ scaled by the rows' sensitivity under the task's
     adjacency (2 for ``replace_one``); the estimate is the top-k eigenvectors of the noisy rows' Gram matrix."""
 

@@ -9,7 +9,7 @@ replaced row of norm ≤ 1; that proof covers the Bingham law, not the law drawn
 is released, and no violation has been shown either (a search on the circle finds a loss of at most 0.88 ε,
 benchmarks/bench_peer_leak.py). The ``amin`` rows are the same mechanism with the correct law.
 
-They run in the peers' own environment (:mod:`ddppm.common.peers`), in their "data already centred" mode on the
+They run in the peers' own environment (:mod:`ddppm.common_task.peers`), in their "data already centred" mode on the
 common task's prepared rows, by rule ``common_peers`` (not by ``common_runs``: ``runs_common_task`` is False);
 :meth:`PeerLibrary.common_estimate` runs them for one point outside the pipeline.
 """
@@ -23,9 +23,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common.base import COMMON_TASK, Calibrated, CommonTaskMethod
-from ddppm.common.peers import PEER_PYTHON, peer_fits
-from ddppm.common.task import CommonTask
+from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod
+from ddppm.common_task.peers import PEER_PYTHON, peer_fits
+from ddppm.common_task.task import CommonTask
 from ddppm.methods.amin import PAPER_SCALE, AminCovariance, iterative_eigenvector_sampling
 from ddppm.methods.base import RegisteredMethod, register
 
@@ -40,7 +40,7 @@ class PeerLibrary(RegisteredMethod, CommonTaskMethod):
     privacy_column = "claimed"
     runs_common_task = False
     library: ClassVar[str]
-    """The library's name (config ``common.peers.libraries``, :mod:`ddppm.common.peer_library`)."""
+    """The library's name (config ``common.peers.libraries``, :mod:`ddppm.common_task.peer_library`)."""
     correct_law_method: ClassVar[str] = AminCovariance.name
     """The registered method that is the same mechanism with the correct law (Amin et al., ``ddppm.methods.amin``)."""
 

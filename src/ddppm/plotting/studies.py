@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
-from ddppm.plotting.common import ERROR_LABEL, PALETTE
+from ddppm.plotting.common_task import ERROR_LABEL, PALETTE
 from ddppm.plotting.style import _RC, _figure, _legend_below, band_mean_label
 from ddppm.studies.views import VIEW_KEYS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ddppm.common.run import reference_eps
+from ddppm.common_task.run import reference_eps
 from ddppm.studies.run import not_run
 from ddppm.studies.views import views_findings
 

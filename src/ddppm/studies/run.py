@@ -15,7 +15,7 @@ the consensus rounds c grow, on the common task with certified δ.
   power iterations, or the top-k of one release), and the methods of ``rank.deflation`` also one component at a
   time (:func:`rank_methods`), with the composition that covers them named per row.
 
-Each runs the methods of ``methods`` through the common task's runner (:func:`ddppm.common.run.run_methods`), so
+Each runs the methods of ``methods`` through the common task's runner (:func:`ddppm.common_task.run.run_methods`), so
 every δ is the method's certified one under one adjacency and Definition 1, and each row says which trust model
 it holds under. Only the gossip methods (the certified D-DP-PM) depend on the topology and c; the others sum
 exactly (their error depends on m only). The journal and workshop D-DP-PM are no common-task methods (their δ
@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.run import run_methods as run_common
-from ddppm.common.run import summarise
+from ddppm.common_task.run import run_methods as run_common
+from ddppm.common_task.run import summarise
 from ddppm.core.errors import ConfigError
 from ddppm.methods import available_methods, common_task_methods, method_styles
 from ddppm.studies.searched import searched_point

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.task import CommonTask, chance_error
+from ddppm.common_task.task import CommonTask, chance_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.gossip_base.searched import searched_runs
 from ddppm.pipeline.method_options import method_options, section_defaults

@@ -1,6 +1,6 @@
 """The scale studies' tasks: the spiked synthetic rows split over m agents on a named topology.
 
-Every study of :mod:`ddppm.studies.run` runs the common task (:class:`ddppm.common.task.CommonTask`) on the
+Every study of :mod:`ddppm.studies.run` runs the common task (:class:`ddppm.common_task.task.CommonTask`) on the
 seeded spiked set (:func:`ddppm.data.synthetic.spiked_synthetic`: n = 20,000, d = 50, known gaps by default),
 its rows scaled into the unit ball by the largest row norm (the pipeline's ``scale`` normalisation, which keeps
 the spectrum's shape), split over m agents by the pipeline's shuffled partition, and gossiping over the
@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ddppm.common.task import CommonTask
+from ddppm.common_task.task import CommonTask
 from ddppm.core.network import mixing_matrix, second_eigenvalue
 from ddppm.core.partition import partition_rows
 from ddppm.data.synthetic import spiked_synthetic

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ddppm.accounting.accountant import AccountantSettings, evaluate_delta
 from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
-from ddppm.common.run import reference_eps
+from ddppm.common_task.run import reference_eps
 from ddppm.testing import paper_problem
 
 VIEW_KEYS = ["dataset", "view", "accounting", "adjacency", "rank_mode"]

@@ -3,7 +3,7 @@
 # data set, one summary with costs, the "which method" table, one figure per data set. Config section `common`.
 
 # The section's cross-key checks (ddppm.experiments.common.check_config) ran with the config's validation.
-# Settings (ddppm.common.settings): `standard` (common.epsilons at common.delta) and the second settings of
+# Settings (ddppm.common_task.settings): `standard` (common.epsilons at common.delta) and the second settings of
 # common.settings; each runs on its own data sets, and a setting's runs read only its own config keys.
 COMMON_EXPERIMENT = get_experiment("common")
 # The registry entries its jobs use (rule code): the runs run the common-task methods; the summary and figures

@@ -10,7 +10,7 @@ mechanism of sensitivity Δ and noise ``σ_t``, and the T rounds compose adaptiv
     μ = Δ · sqrt(Σ_t 1/σ_t²),
 
 exactly (Dong, Roth & Su 2022, Corollary 3.3); its δ at ε is the hockey stick of ``N(0,1)`` and ``N(μ,1)``
-(:func:`ddppm.common.certified.certified_delta`), the same for both orders. The final bases are post-processing.
+(:func:`ddppm.common_task.certified.certified_delta`), the same for both orders. The final bases are post-processing.
 This is an upper bound for every neighbour, by proof.
 
 **The exact law of the view**, to check it (:func:`view_log_density`): given the public start, the view
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddppm.common.certified import certified_delta
+from ddppm.common_task.certified import certified_delta
 from ddppm.methods.certified.algorithm import CertifiedParams, Draws, certified_network, orthonormalise
 
 

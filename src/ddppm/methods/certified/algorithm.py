@@ -13,7 +13,7 @@ removes one of these leaks:
 3. **Normalisation where the sensitivity was unbounded**: every agent orthonormalises its consensus estimate,
    ``B_j^(t) = orth(m Σ_i (W^c)_ji z_i^(t))`` (the journal's ``z^(t+1/2)`` after its c gossip rounds, line 6).
    A release's sensitivity is then ``sup ‖(xxᵀ − x′x′ᵀ) B‖_F`` over orthonormal B, a constant
-   (:func:`ddppm.common.adjacency.release_sensitivity`, ``power_step``).
+   (:func:`ddppm.common_task.adjacency.release_sensitivity`, ``power_step``).
 
 The estimate of the top-k right directions is agent j's ``B_j^(T)`` (for the journal's left-vector metric,
 ``q_j = X_j B_j^(T)``, computed by agent j from its own rows and never released). Runs are vectorised: bases have

@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
-from ddppm.common.certified import noise_multiplier
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
+from ddppm.common_task.certified import noise_multiplier
+from ddppm.common_task.task import CommonTask
 from ddppm.core.network import gossip
 from ddppm.methods.certified.algorithm import CertifiedParams, Draws, draw
 

@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ddppm.common.adjacency import ADJACENCIES, release_sensitivity
-from ddppm.common.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
-from ddppm.common.certified import noise_multiplier
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import ADJACENCIES, release_sensitivity
+from ddppm.common_task.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
+from ddppm.common_task.certified import noise_multiplier
+from ddppm.common_task.task import CommonTask
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators

@@ -11,7 +11,7 @@ import pandas as pd
 from ddppm.accounting.calibration import JournalCandidates, calibrate
 from ddppm.accounting.iteration import DDPPMParams, draw_standard_normals, scale_draws
 from ddppm.accounting.rows import params_from_row
-from ddppm.common.task import subspace_error
+from ddppm.common_task.task import subspace_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.ddppm.params import param_rows
 from ddppm.methods.gossip_base.searched import SearchedCalibration, unit_columns

@@ -4,14 +4,14 @@ Its releases have data-dependent covariances, so no certified δ exists. What th
 the hockey-stick δ (Definition 1) of the first, noise-free release ``X_jᵀq_j^(0)`` under the worst neighbour the
 floor's search found (:mod:`ddppm.accounting.floor`), which every observer on the network sees whatever the
 parameters. :func:`common_lower_bounds` turns the floor table of one data set into the common task's lower-bound
-rows (:mod:`ddppm.common.bounds`): network view only, the trust model ``gossip``.
+rows (:mod:`ddppm.common_task.bounds`): network view only, the trust model ``gossip``.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ddppm.common.bounds import BOUND_COLUMNS
+from ddppm.common_task.bounds import BOUND_COLUMNS
 from ddppm.methods.ddppm.method import DDPPM
 
 FLOOR_BASIS = (
@@ -23,7 +23,7 @@ FLOOR_BASIS = (
 
 def common_lower_bounds(floor: pd.DataFrame) -> pd.DataFrame:
     """The network-view rows of a floor table (:func:`ddppm.methods.ddppm.steps.floor_table`) as lower bounds on
-    D-DP-PM's δ for every parameter choice: columns :data:`ddppm.common.bounds.BOUND_COLUMNS`."""
+    D-DP-PM's δ for every parameter choice: columns :data:`ddppm.common_task.bounds.BOUND_COLUMNS`."""
     network = floor[floor["view"] == "network"]
     out = pd.DataFrame(
         {

@@ -33,7 +33,7 @@ import pandas as pd
 from ddppm.accounting.accountant import AccountantSettings
 from ddppm.accounting.calibration import CalibrationGrid
 from ddppm.accounting.settings import accountant_settings, calibration_grid
-from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
+from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
 from ddppm.methods.base import get_method
@@ -91,7 +91,7 @@ def searched_runs(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every run of each variant of ``options`` (registered name → its validated options) calibrated under
     ``threat_model`` at each ε and ``delta_limit``, in the common task's runs format
-    (:func:`ddppm.common.run.run_methods`; privacy column ``searched``, trust model ``gossip``, k = 1), and the
+    (:func:`ddppm.common_task.run.run_methods`; privacy column ``searched``, trust model ``gossip``, k = 1), and the
     calibrations' parameter rows. A variant is any registered method with ``searched_calibrate`` and
     ``searched_estimates`` (the journal's here, the workshop's in :mod:`ddppm.methods.workshop.common_searched`).
 

@@ -1,9 +1,9 @@
-"""Wang & Xu's Algorithm 1 on the common task (:mod:`ddppm.common`): a thin adapter over :mod:`.mechanism`.
+"""Wang & Xu's Algorithm 1 on the common task (:mod:`ddppm.common_task`): a thin adapter over :mod:`.mechanism`.
 
 Every *individual* (row) ``x`` releases the upper triangle of ``x xᵀ`` plus ``N(0, σ²)`` noise, and the server
 takes the top-k eigenvectors of the average (Algorithm 1, lines 1–5). Under the common adjacency one row changes
 one release, whose sensitivity is that of ``upper_triangle`` (√2 under ``replace_one``, √(3/2) under
-``distance_one``: :func:`ddppm.common.adjacency.release_sensitivity`). σ is the analytic Gaussian calibration at
+``distance_one``: :func:`ddppm.common_task.adjacency.release_sensitivity`). σ is the analytic Gaussian calibration at
 that sensitivity: the paper's printed ``σ² = 2 ln(1.25/δ)/ε²`` assumes Δ = 1 and is not (ε, δ)-DP for its own
 release (:mod:`.mechanism`, the ``sigma_mode`` erratum), so the common task does not use it.
 
@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import Calibrated, CommonTaskMethod, single_release, top_k
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.base import Calibrated, CommonTaskMethod, single_release, top_k
+from ddppm.common_task.task import CommonTask
 from ddppm.methods.ldppca.mechanism import aggregated_release
 
 

@@ -1,7 +1,7 @@
-"""The private power method family on the common task (:mod:`ddppm.common`): thin adapters over this package.
+"""The private power method family on the common task (:mod:`ddppm.common_task`): thin adapters over this package.
 
 Under the common adjacency (replace one row of the unit ball) one power step ``XᵀX Q`` has sensitivity
-``√min(p, 2)`` whatever Q is (:func:`ddppm.common.adjacency.release_sensitivity`), so the family's sensitivity
+``√min(p, 2)`` whatever Q is (:func:`ddppm.common_task.adjacency.release_sensitivity`), so the family's sensitivity
 rules (their eq. 3 and eq. 8, written for their interaction adjacency) coincide: Nicolas et al.'s and Balcan et
 al.'s centralised methods are the same algorithm here, and so are the local-DP ones (Balcan et al.
 decentralised and FedPower, synchronous). One representative per noise model runs the task
@@ -18,10 +18,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common.adjacency import release_sensitivity
-from ddppm.common.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
-from ddppm.common.certified import noise_multiplier
-from ddppm.common.task import CommonTask
+from ddppm.common_task.adjacency import release_sensitivity
+from ddppm.common_task.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
+from ddppm.common_task.certified import noise_multiplier
+from ddppm.common_task.task import CommonTask
 from ddppm.methods.ppm.algorithms import DenseOperator, analyze_gauss, initial_blocks, private_power_method
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ddppm.common.task import subspace_error
+from ddppm.common_task.task import subspace_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.gossip_base.searched import SearchedCalibration, unit_columns
 from ddppm.methods.workshop.algorithm import WorkshopParams, draw_workshop_normals, workshop_network

@@ -2,7 +2,7 @@
 
 A setting fixes the adjacency and, per data set, the (ε, δ limit) points every method is calibrated to:
 
-* ``standard``: **from the raw records** (scope ``raw_records``, :mod:`ddppm.common.raw_records`): public
+* ``standard``: **from the raw records** (scope ``raw_records``, :mod:`ddppm.common_task.raw_records`): public
   preparation by declared bounds, private standardisation with ``common.preprocessing.share`` of the budget,
   then the method; the grid ``common.epsilons`` at the one limit ``common.delta`` (10⁻⁵ by default, below 1/n
   for every data set), adjacency ``common.adjacency`` (of raw records), on every data set of
@@ -13,7 +13,7 @@ A setting fixes the adjacency and, per data set, the (ε, δ limit) points every
   methods cost when preprocessing is free. Its random draws are the unlabelled stream (``draws="standard"``, the
   standard setting's before the end-to-end one existed), so its numbers are those of earlier runs.
 * ``distance_one``: the prepared rows' points under the other adjacency, the journal's ``‖x − x′‖ ≤ 1``
-  (smaller sensitivities, :mod:`ddppm.common.adjacency`): what the weaker neighbour notion buys. It is
+  (smaller sensitivities, :mod:`ddppm.common_task.adjacency`): what the weaker neighbour notion buys. It is
   ``prepared_rows``' twin (it reuses its random draws, so the comparison is paired), so it is refused when
   ``common.adjacency`` already is ``distance_one``.
 * ``journal_delta_limits``: the journal's own points, the top-level ``epsilons`` with ``delta_limits.<name>``

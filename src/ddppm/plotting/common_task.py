@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ddppm.common.raw_records import PREPROCESSING_ONLY, reference_labels
+from ddppm.common_task.raw_records import PREPROCESSING_ONLY, reference_labels
 from ddppm.plotting.style import _RC, INFEASIBLE_COLOR, _figure, _legend_below, _set_log_eps_axis, band_mean_label
 
 TRUST_PANELS = ("central", "secure_aggregation", "gossip", "local")
@@ -63,7 +63,7 @@ PARTY_GREYS = {"curator": "0.15", "agents": "0.45", "individuals": "0.65"}
 
 def _draw_preprocessing_alone(ax: Any, at_k: pd.DataFrame, panel: pd.DataFrame, handles: dict[str, Any]) -> None:
     """The end-to-end setting's floor in a panel: the exact PCA of the privately standardised rows, for each party
-    that released the sums of the panel's methods (grey, dotted, no band: :mod:`ddppm.common.raw_records`)."""
+    that released the sums of the panel's methods (grey, dotted, no band: :mod:`ddppm.common_task.raw_records`)."""
     if "preprocessing" not in panel:
         return
     labels = reference_labels()

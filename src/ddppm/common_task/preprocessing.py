@@ -25,7 +25,7 @@ depend on it). :func:`preprocessing_noise` splits ``μ_pre²`` between the two (
 with p the number of parties, ``floor`` a public multiple of v̂'s noise standard deviation (a feature whose
 variance drowns in the noise is not blown up) and c = ``row_scale`` (standardised rows have mean squared norm d,
 so c = 2 clips only rows more than twice that norm). Row i depends on record i and the releases only. The
-budget of the whole route is :mod:`ddppm.common.budget`.
+budget of the whole route is :mod:`ddppm.common_task.budget`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ddppm.common.base import GaussianRelease, releases_mu
+from ddppm.common_task.base import GaussianRelease, releases_mu
 from ddppm.core.errors import PrivacyError
 
 SUM_SENSITIVITY = 2.0
@@ -44,7 +44,7 @@ SUM_SENSITIVITY = 2.0
 PARTIES = ("curator", "agents", "individuals")
 PARTY_OF_TRUST = {"central": "curator", "secure_aggregation": "curator", "gossip": "agents", "local": "agents"}
 """Who releases the preprocessing's sums, by the method's trust model (a method whose individuals do not trust
-their agent says ``individuals`` itself: :attr:`ddppm.common.base.CommonTaskMethod.preprocessing_party`)."""
+their agent says ``individuals`` itself: :attr:`ddppm.common_task.base.CommonTaskMethod.preprocessing_party`)."""
 
 
 def preprocessing_party(method: Any) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from ddppm.common.certified import certified_delta, noise_multiplier
+from ddppm.common_task.certified import certified_delta, noise_multiplier
 from ddppm.core.errors import PrivacyError
 
 

@@ -5,11 +5,11 @@ Per (ε, δ limit) point:
 
 1. every raw record is prepared by public inputs only (:func:`ddppm.data.public_prep.prepare_public`);
 2. where the analyst standardises (``normalization: standardize``), a share of the budget releases the sums a
-   standardisation needs, by the parties the method's trust model allows (:mod:`ddppm.common.preprocessing`);
+   standardisation needs, by the parties the method's trust model allows (:mod:`ddppm.common_task.preprocessing`);
    ``common.preprocessing.draws`` independent preprocessing draws per point, each shared by ``runs / draws``
    runs of every method of that party (the comparison between methods is paired), and a row records its draw
-   (column ``draw``) so the confidence interval counts draws, not runs (:func:`ddppm.common.run.summarise`);
-3. the method runs on the standardised rows with the rest of the budget (:mod:`ddppm.common.budget`), and its row
+   (column ``draw``) so the confidence interval counts draws, not runs (:func:`ddppm.common_task.run.summarise`);
+3. the method runs on the standardised rows with the rest of the budget (:mod:`ddppm.common_task.budget`), and its row
    records the δ of everything composed;
 4. the error is measured against the PCA of :func:`ddppm.data.public_prep.reference_rows` (the records
    standardised with their true statistics): clipping, the preprocessing's noise and the method's all count.
@@ -28,17 +28,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common.base import Calibrated, releases_mu, top_k
-from ddppm.common.budget import end_to_end_delta, method_target, pure_and_gaussian_delta, pure_method_eps, split_budget
-from ddppm.common.preprocessing import (
+from ddppm.common_task.base import Calibrated, releases_mu, top_k
+from ddppm.common_task.budget import (
+    end_to_end_delta,
+    method_target,
+    pure_and_gaussian_delta,
+    pure_method_eps,
+    split_budget,
+)
+from ddppm.common_task.preprocessing import (
     PreprocessingNoise,
     PreprocessingPlan,
     preprocessing_noise,
     preprocessing_party,
     private_standardise,
 )
-from ddppm.common.run import run_rows
-from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
+from ddppm.common_task.run import run_rows
+from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.seeds import run_generators
 from ddppm.data.public_prep import RAW_RECORDS, PublicBounds, prepare_public, reference_rows
@@ -89,7 +95,7 @@ def calibrate_end_to_end(
     method: Any, task: CommonTask, eps: float, limit: float, noise: PreprocessingNoise | None, options: dict[str, Any]
 ) -> tuple[Calibrated, Calibrated]:
     """The method's own calibration (what it runs with) and the row's (the target (ε, δ limit), the δ of the
-    preprocessing and the method composed: :mod:`ddppm.common.budget`)."""
+    preprocessing and the method composed: :mod:`ddppm.common_task.budget`)."""
     if noise is None:
         own = method.common_calibrate(task, eps, limit, options)
         return own, own
@@ -125,7 +131,7 @@ def raw_records_runs(
     methods: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Every run of every method (default: the common-task methods) at every (k, ε) from the raw records (module
-    docstring): the runs format of :func:`ddppm.common.run.run_rows` with ``scope`` ``raw_records``, ``draw`` and
+    docstring): the runs format of :func:`ddppm.common_task.run.run_rows` with ``scope`` ``raw_records``, ``draw`` and
     ``preprocessing`` (the party that released the sums, ``none`` where the analyst does not standardise), plus
     the ``preprocessing_only_<party>`` rows."""
     if runs % draws:

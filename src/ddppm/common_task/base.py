@@ -9,7 +9,7 @@ Each method says
 
 * its ``trust_model`` (:data:`ddppm.methods.base.TRUST_MODELS`): who sees what, so whose view δ is computed for;
 * its ``privacy_column``: ``certified`` (an upper bound on δ for every neighbour, by sensitivity plus exact
-  composition, :mod:`ddppm.common.certified`), ``searched`` (the δ of the worst neighbour a search found: a lower
+  composition, :mod:`ddppm.common_task.certified`), ``searched`` (the δ of the worst neighbour a search found: a lower
   bound), ``claimed`` (a library's own claim that no proof covers for what it releases: the peers as installed,
   :mod:`ddppm.methods.peers`) or ``none`` (a reference with no privacy claim);
 * :meth:`CommonTaskMethod.common_calibrate`: its parameters at one (ε, δ limit), with the δ they achieve;
@@ -26,8 +26,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common.certified import certified_delta, composed_mu, noise_multiplier
-from ddppm.common.task import CommonTask
+from ddppm.common_task.certified import certified_delta, composed_mu, noise_multiplier
+from ddppm.common_task.task import CommonTask
 
 COMMON_TASK = "principal_subspace"
 """The task of the methods written for the common task only (the conventional and CAPE baselines)."""
@@ -63,7 +63,7 @@ class Calibrated:
 
 def releases_mu(releases: Sequence[GaussianRelease]) -> float:
     """The GDP parameter of ``releases`` composed (each counted ``count`` times):
-    :func:`ddppm.common.certified.composed_mu`."""
+    :func:`ddppm.common_task.certified.composed_mu`."""
     sens = [r.sensitivity for r in releases for _ in range(r.count)]
     sigmas = [r.sigma for r in releases for _ in range(r.count)]
     return composed_mu(sens, sigmas)
@@ -98,9 +98,9 @@ class CommonTaskMethod(ABC):
     """False for a method that implements the interface but coincides with another one on the common task."""
     pure_dp: ClassVar[bool] = False
     """True for a pure ε-DP method (no Gaussian releases): composed with the private preprocessing by
-    :func:`ddppm.common.budget.pure_and_gaussian_delta` instead of in μ²."""
+    :func:`ddppm.common_task.budget.pure_and_gaussian_delta` instead of in μ²."""
     preprocessing_party: ClassVar[str] = ""
-    """Who releases the private preprocessing's sums in the end-to-end setting (:data:`ddppm.common.preprocessing.
+    """Who releases the private preprocessing's sums in the end-to-end setting (:data:`ddppm.common_task.preprocessing.
     PARTIES`); empty: the trust model's (a curator for ``central`` and ``secure_aggregation``, each agent else)."""
 
     def common_style(self) -> dict[str, Any]:
@@ -110,7 +110,7 @@ class CommonTaskMethod(ABC):
     @abstractmethod
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         """The method's parameters at (ε, δ limit) on ``task`` and the δ they achieve under the adjacency
-        ``options["adjacency"]`` (:data:`ddppm.common.adjacency.ADJACENCIES`)."""
+        ``options["adjacency"]`` (:data:`ddppm.common_task.adjacency.ADJACENCIES`)."""
 
     @abstractmethod
     def common_estimate(

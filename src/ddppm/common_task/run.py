@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from ddppm.common.settings import STANDARD
-from ddppm.common.task import CommonTask, captured_variance, chance_error, subspace_error
+from ddppm.common_task.settings import STANDARD
+from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.seeds import run_generators
 from ddppm.data.public_prep import PREPARED_ROWS
 from ddppm.methods import common_task_methods
@@ -118,9 +118,9 @@ SUMMARY_KEYS = ["setting", "scope", "dataset", "k", "method", "trust_model", "pr
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (setting, scope, dataset, k, method, ε): mean error with its 95 % confidence interval (normal approximation),
     mean captured variance, and the calibration and cost columns (constant within a group). Runs with
-    ``finished`` False (a peer library's fit stopped by its time budget, :mod:`ddppm.common.peers`) count in
+    ``finished`` False (a peer library's fit stopped by its time budget, :mod:`ddppm.common_task.peers`) count in
     ``n_unfinished``, not in the statistics. Runs that share a preprocessing draw (column ``draw``, the
-    end-to-end setting: :mod:`ddppm.common.raw_records`) are not independent: their interval is Student's over
+    end-to-end setting: :mod:`ddppm.common_task.raw_records`) are not independent: their interval is Student's over
     the draws' means."""
     constant = ["delta_limit", "delta", "feasible", "sigma", "noise_multiplier", "floats_per_agent", "rounds",
                 "memory", "chance_error"]  # fmt: skip

@@ -1,6 +1,6 @@
 """The peers' side of the bridge: runs **inside the peers' environment** (``.venv-peers``), not the project's.
 
-:mod:`ddppm.common.peers` starts ``.venv-peers/bin/python`` on this file with a request (JSON) and reads back an
+:mod:`ddppm.common_task.peers` starts ``.venv-peers/bin/python`` on this file with a request (JSON) and reads back an
 ``.npz``. So this module imports only the standard library and NumPy at the top, and diffprivlib or OpenDP inside
 the functions that call them; it never imports ``ddppm`` (not installed there). Everything else (the task, the
 metric, the tables) stays in the project's environment.

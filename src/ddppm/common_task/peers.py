@@ -3,11 +3,11 @@
 diffprivlib 0.6.6 does not import beside the project's scikit-learn 1.9 (it needs at most 1.8), so both libraries
 live in an environment of their own (:data:`PEER_REQUIREMENTS`, ``.venv-peers``, built by
 ``requirements/install.sh``). This module starts its interpreter (:data:`PEER_PYTHON`) on
-:mod:`ddppm.common.peer_library`, sends it the rows, and reads back the components; the task, the metric and the
+:mod:`ddppm.common_task.peer_library`, sends it the rows, and reads back the components; the task, the metric and the
 tables stay here, so a library is compared like with like (rows in the unit ball, ``data_norm = 1`` / ``norm = 1``,
 the same bound the project's sensitivities use; the target is the top-k eigenvectors of ``XᵀX``).
 
-:func:`peer_runs` gives the common task's runs format (:func:`ddppm.common.run.run_rows`) for every (library,
+:func:`peer_runs` gives the common task's runs format (:func:`ddppm.common_task.run.run_rows`) for every (library,
 k, ε), with a wall-clock budget per point: a fit that has not finished when it runs out counts as unfinished
 (``finished`` False, ``error`` NaN), and the summary reports how many finished. :func:`library_eigenvector_draws`
 calls each library's eigenvector sampler alone (the defect's test; docs/peers.md).
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ddppm.common import peer_library
-from ddppm.common.peer_library import FINISHED
+from ddppm.common_task import peer_library
+from ddppm.common_task.peer_library import FINISHED
 from ddppm.core.errors import ConfigError, DDPPMError
 from ddppm.core.seeds import run_seed
 
@@ -86,7 +86,7 @@ def _call(python: str | Path, argv: list[str], what: str, timeout: float | None 
 @dataclass(frozen=True)
 class PeerPoint:
     """One (library, k, ε) point's fits: ``V`` (runs, d, k; NaN where unfinished), ``seconds`` per fit (NaN
-    where unfinished), ``status`` per run (:data:`ddppm.common.peer_library.FINISHED`, ``TIMED_OUT``,
+    where unfinished), ``status`` per run (:data:`ddppm.common_task.peer_library.FINISHED`, ``TIMED_OUT``,
     ``NOT_STARTED``) and the library's own replace-one ε (``claimed_eps``)."""
 
     V: np.ndarray
@@ -103,7 +103,7 @@ def peer_fits(
     python: str | Path, X: np.ndarray, points: Sequence[Mapping[str, Any]], point_seconds: float = math.inf
 ) -> list[PeerPoint]:
     """Fit each library at each point ``{"library", "k", "eps", "seeds"}`` (one fit per seed) in the peers'
-    environment, with ``point_seconds`` of wall clock per point (:func:`ddppm.common.peer_library.run_points`).
+    environment, with ``point_seconds`` of wall clock per point (:func:`ddppm.common_task.peer_library.run_points`).
 
     Raises
     ------
