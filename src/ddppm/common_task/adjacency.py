@@ -5,7 +5,7 @@ Adjacency (one for all methods): ``X ~ X′`` when X′ replaces one row ``x`` o
 beside it because the journal's and the workshop's papers use it; it is the smaller relation.
 
 The releases and their sensitivities ``sup ‖f(X) − f(X′)‖₂`` (``C = xxᵀ − x′x′ᵀ``; proofs below, each checked
-by a brute-force search in ``tests/test_common_task.py``):
+by a brute-force search in ``tests/common_task/test_task.py``):
 
 ``rows`` (an agent publishes its rows, the journal's LDP baseline)
     ``‖x − x′‖``: 2 under ``replace_one``, 1 under ``distance_one``.

@@ -15,7 +15,7 @@ Viswanath 2015), and the composition of randomised response with a μ-GDP mechan
 
 with ``δ_μ(x) = Φ(μ/2 − x/μ) − e^x Φ(−μ/2 − x/μ)`` (valid for every real x): the privacy loss of the pair is
 that of the Gaussian shifted by ±ε_m (:func:`pure_and_gaussian_delta`). :func:`pure_method_eps` solves it for ε_m.
-``tests/test_budget.py`` checks both against dp-accounting's PLD accountant.
+``tests/common_task/test_budget.py`` checks both against dp-accounting's PLD accountant.
 """
 
 from __future__ import annotations

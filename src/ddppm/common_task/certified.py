@@ -8,7 +8,7 @@ of such releases is ``sqrt(Σ μ_i²)``-GDP, exactly: no tighter (ε, δ) holds 
     δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)        (Balle & Wang 2018, Theorem 8).
 
 This is an upper bound for every neighbour, by proof (sensitivity plus composition): the ``certified`` privacy
-column. ``tests/test_common_task.py`` checks it against the PLD accountant of Google's ``dp-accounting``.
+column. ``tests/common_task/test_task.py`` checks it against the PLD accountant of Google's ``dp-accounting``.
 """
 
 from __future__ import annotations

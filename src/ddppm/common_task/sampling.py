@@ -20,7 +20,7 @@ def noisy_gram(R: np.ndarray, n: int, std: float, rng: np.random.Generator) -> n
 
     drawn by Bartlett's decomposition :math:`B^\top B = \mathrm{std}^2 LL^\top`, ``L`` lower triangular with
     :math:`L_{ii}^2 \sim \chi^2_{n-d-i+1}` and standard normal entries below the diagonal. Needs ``n ≥ 2d``
-    (then ``n − d ≥ d`` degrees of freedom). ``tests/test_common_task.py`` checks its law against the direct route.
+    (then ``n − d ≥ d`` degrees of freedom). ``tests/common_task/test_task.py`` checks its law against the direct route.
     """
     d = R.shape[0]
     if n < 2 * d:

@@ -10,7 +10,7 @@ A registry reaches code that no import statement names: it imports every module 
 ``DISCOVERED_PACKAGE = "ddppm.<package>"``; when the closure reaches it, every entry of that package (each module
 or sub-package directly under it, with all its files) is part of the code, unless the caller names the entries
 its job really uses (``uses``: the methods a job runs, say). A forgotten ``uses`` therefore reruns too much,
-never too little; ``tests/test_provenance.py`` checks that every module that discovers declares the constant.
+never too little; ``tests/core/test_provenance.py`` checks that every module that discovers declares the constant.
 
 :func:`environment` records the git commit (when there is one) and the versions of Python, numpy, scipy,
 pandas, pyarrow, matplotlib, scikit-learn, networkx, threadpoolctl and snakemake (each pinned with hashes in
@@ -242,7 +242,7 @@ RECORDED_DISTRIBUTIONS = (
     "snakemake",
 )
 """The installed distributions every table records: the project's direct dependencies, each pinned in
-``requirements/ddppm.lock`` (``tests/test_provenance.py`` checks the installed versions equal the lock)."""
+``requirements/ddppm.lock`` (``tests/core/test_provenance.py`` checks the installed versions equal the lock)."""
 
 
 @cache

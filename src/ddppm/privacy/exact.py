@@ -18,68 +18,9 @@ finite on the real interval ``s_lo < s < s_hi`` where every ``d_k(s) > 0`` (``s_
 ``u = −w + γ^{1/2} v`` in the same coordinates) ℒ is the generalised χ² ``Σ_k a_k(√γ_k v_k − w_k)² +
 b_k(√γ_k v_k − w_k) + c_k`` and its CGF is ``K_Q(z) = ln E_Q (p/q)^z = ln E_P (p/q)^{z−1} = K(z − 1)``.
 
-Inversion
----------
-For any real ``s₀ ≠ 0`` in the domain (Lévy inversion along the vertical line ``Re z = s₀``)
-
-    (1/2πi) ∫_{s₀−i∞}^{s₀+i∞} e^{K(z) − zx} / z dz = Pr_P(ℒ > x) − [s₀ < 0],
-
-the indicator being the residue at the pole ``z = 0`` that the line passes when it moves to ``s₀ < 0``.
-The hockey-stick divergence ``H(x) = E_P(1 − e^{x−ℒ})₊ = Pr_P(ℒ > x) − e^x Pr_Q(ℒ > x)`` has the same form
-with ``1/z`` replaced by ``1/(z(1+z))`` (``e^x Pr_Q(ℒ > x)`` is the same integral with ``1/(1+z)``, by
-``K_Q(z) = K(z−1)``), and residues ``1`` at ``z = 0`` and ``−e^x`` at ``z = −1`` (``K(0) = K(−1) = 0``):
-
-    (1/2πi) ∫ e^{K(z) − zx} / (z(1+z)) dz = H(x) − [s₀ < 0] + e^x [s₀ < −1].
-
-Route
------
-1. **Which side.** A tail that is small is computed directly and a tail close to 1 as one minus the
-   opposite, small tail: ``Pr(ℒ > x)`` uses ``s₀ > 0`` when ``x ≥ E_P ℒ = K'(0)`` and ``s₀ < 0`` otherwise, so
-   the integral itself is always the small quantity and no relative precision is lost to ``1 − …``.
-   ``H(x)`` shares the contour of ``Pr(ℒ > ε)``: ``s₀ > 0`` above the mean, ``−1 < s₀ < 0`` between
-   ``E_Q ℒ = K'(−1)`` and ``E_P ℒ``, ``s₀ < −1`` below ``E_Q ℒ`` (negative ε only). Left of 0 the result
-   is ``1 (− e^x) + integral``; if that gives ``H < 0.1`` (P and Q nearly indistinguishable and ε below
-   ``KL(P‖Q)``) H is recomputed on its own contour with ``s₀ > 0``, where the integral is H itself.
-2. **Saddle point.** ``s₀`` minimises the integrand on the real axis of its side,
-   ``ψ(s) = K(s) − sx − ln|s| (− ln|1+s|)``: a convex function, so ``ψ'(s₀) = 0`` has one root, found by a
-   grid bracket and a safeguarded Newton iteration (``K'`` and ``K''`` are rational: no logarithms). The
-   poles repel ``s₀``, so ``x`` close to the mean needs no special treatment; at ``s₀`` the integrand is
-   real, maximal along the vertical and minimal along the real axis, i.e. a true saddle of the integrand.
-3. **Contour.** From ``s₀`` the path follows (approximately) the steepest-descent direction of
-   ``Re ψ``, ``−conj ψ'(z)``, as a polygon in the open upper half plane, integrated with
-   Gauss–Legendre on each edge. Every singularity (the poles and the branch points ``z = −1 − 1/β_k`` of
-   ``ln d_k``, which are also the poles of ``w_k²/d_k``) lies on the real axis, so every polygon in the upper
-   half plane is a valid deformation of the vertical line (the integrand decays on the connecting arcs at
-   infinity as soon as one ``β_k ≠ 0``); the lower half is the complex conjugate, so the integral is
-   ``Im(∫_upper)/π``. On ``Im z > 0`` each ``d_k(z)`` has ``Im d_k = β_k Im z ≠ 0`` and never crosses the cut of
-   the principal logarithm: ``ln d_k`` is summed factor by factor (``½ ln|d_k|² + i atan2``), never as the
-   log of a product. Edges are as long as allowed by a first-order drop of ``Re ψ`` by ``_C_DROP``, the
-   local curvature ``|ψ''|`` and 0.7 × the distance to the nearest singularity (``ψ'`` and ``ψ''`` at the end
-   of an edge come from the polynomial through its Gauss nodes, so the walk costs no extra evaluation of
-   K); it stops when the integrand times the distance travelled is below ``_TOL`` relative to the saddle
-   value. Following the steepest descent removes the slowly decaying oscillatory tail of the
-   Gil-Pelaez/Imhof integrand on a vertical line (``|t|^{−1−r/2}`` with ``r`` non-zero β's): 5–10 edges of 8
-   nodes suffice, also for a single χ² degree of freedom.
-4. **Scale.** The result is ``e^{K(s₀) − s₀x} · Im(∫ e^{ψ(z) − ψ(s₀)} dz / z)/π``: the Chernoff factor times
-   an O(1) integral, so tails keep their relative accuracy down to the bottom of the float range (values
-   below ~1e-340 are 0 and are not integrated). Nothing of the form ``½ − …`` is ever formed.
-
-Degenerate cases: outside the support of ℒ (``ε ≥ ess sup ℒ`` when every ``β_k > 0``, …) tails are exactly
-0 or 1; when every ``β_k = 0`` the loss is ``N(D²/2, D²)``, ``D² = Σ w_k²``, and the tails are Gaussian
-(``ℒ ≡ 0`` when also ``w = 0``); the hockey stick then still uses the contour (its closed form
-``Φ(D/2 − ε/D) − e^ε Φ(−D/2 − ε/D)`` cancels catastrophically in the far tail).
-
-Accuracy (``tests/test_exact_tail.py``): largest relative errors 6e-12 against the Gaussian closed forms
-(also through the contour), 1.5e-10 against direct quadrature for one coordinate (values down to 1e-268),
-7e-11 against a nested quadrature for two, 2e-12 against scipy's χ², 1.1e-10 against its non-central χ²;
-against a run of itself with ~5× shorter edges and ``_TOL = 1e-17``, ≤ 1.5e-10 over 300 random cases with
-K up to 300, β from 1e-12 to 1e6 and down to −1 + 1e-8, and ε up to 1000. Cost: one call for all
-(ε, realisation) pairs, about 2–3× the Chernoff bound on the same inputs (``benchmarks/bench_exact.py``).
-
-Many pairs at once (:func:`exact_tails_many`): each pair brackets its saddle points on its own grid, then Newton and
-the contour walk run on the elements of every pair together, with one β row per element, zero-padded to the
-largest K (a coordinate with β = 0 and w = 0 adds exactly nothing to K(z) or its derivatives). For the small pairs
-of the accountant's low-rank route the per-call overhead was most of the time; the answers equal one call per pair.
+How the tails are inverted (Lévy inversion along a steepest-descent contour through the saddle point), the
+degenerate cases, the accuracy measured against independent routes, and the batched form
+(:func:`exact_tails_many`): docs/exact_tails.md.
 """
 
 from __future__ import annotations

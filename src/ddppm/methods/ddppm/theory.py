@@ -24,73 +24,8 @@ Theorem 3 (eq. 40) bounds the squared error ``sin²(v, q^(T))`` of eq. (37), wit
 :func:`theorem3_bound` returns the three terms and ``bound_sin = min(1, sqrt(sum))``, a bound on
 ``sin(v, q^(T))`` itself.
 
-Corrections to the printed paper
---------------------------------
-The formulas below are those the proof actually needs; every deviation from the printed text is listed
-here (equation numbers of the journal version).
-
-1. **Eq. (59)** prints ``Ω = α^{2T}σ_q² ΞΞᵀ + Σ_k α^{2T−k}σ_p²(k)(ΞΞᵀ)^{T−k}`` (wrong powers of α and Ξ).
-   From eq. (58) the covariance is ``σ_q²(αΞ)^{2T} + Σ_k σ_p(k)²(αΞ)^{2(T−k)}`` (Ξ is symmetric), which is
-   also what the paper's ``Var Γ_i`` in eq. (78) says. :func:`final_covariance` computes this.
-2. **Theorem 3 / eq. (64)** print ``Θ := I − vᵀv/Tr(Ω) + Δ``. Θ is a scalar and the proof (eq. 67) needs
-   ``Θ = 1 − vᵀΩv/Tr(Ω) + Δ``; that is used here.
-3. **Eq. (65)** prints ``> c``; the event is ``R² ≥ Θ  ⇔  sᵀ(Q − ΘΩ)s ≥ 0``. In eqs. (66)–(69)
-   ``Tr(sᵀ(Q−ΘΩ)s)`` means the mean ``Tr(Q − ΘΩ) = −Δ Tr(Ω)``. Eq. (69) omits the factors 2 that
-   eq. (68) has; the Gaussian Hanson–Wright inequality with explicit constants (Laurent–Massart;
-   Hsu, Kakade & Zhang 2012) is ``P(sᵀAs − Tr A ≥ 2‖A‖_F√x + 2‖A‖₂x) ≤ e^{−x}``, valid for symmetric,
-   possibly indefinite ``A`` (negative eigenvalues only make the upper tail lighter), so the version with
-   the factors 2, eq. (68), is the correct one and is used.
-4. **Θ and Δ are defined through each other** (Θ contains Δ; Δ's lower bound contains Θ). A valid Δ is
-   any ``Δ ≥ f(Δ) := [2‖A(Δ)‖_F√L + 2‖A(Δ)‖₂L]/Tr Ω`` with ``A(Δ) = Q − (p + Δ)Ω``, ``L = log(1/γ)`` and
-   ``p`` the proxy of eq. (71). We use the least such Δ. It is the limit of the fixed-point iteration
-   ``Δ ← f(Δ)`` started at ``Δ = 0`` whenever that iteration converges (``f`` is convex, so
-   ``h(Δ) = Δ − f(Δ)`` is concave and its zero set is an interval whose left end is the attracting fixed
-   point); because the iteration diverges or oscillates when ``f`` is not a contraction, the value is
-   computed robustly (bounded maximisation of ``h``, then Brent's root finder on ``[0, argmax h]``).
-   **A valid Δ need not exist**: ``f`` grows with slope up to ``(2‖Ω‖_F√L + 2‖Ω‖₂L)/Tr Ω``, which exceeds 1
-   when Ω is dominated by a few directions (for γ = 0.05 roughly an effective rank below ~10 — exactly the
-   well-converged regime with little noise). Then the Hanson–Wright step proves nothing; we report
-   ``hanson_wright_term = inf`` (``hw_feasible = False``) and the only valid bound, ``bound_sin = 1``.
-   The plain iteration from Δ = 0 (what a literal reading suggests) is reported as a diagnostic
-   (``hw_delta_iterate``, ``hw_iterate_converged``); when it does not converge it is not a valid Δ.
-5. **Eq. (72)** claims ``E[sin²(v, q)] = 1 − vᵀΩv/Tr Ω``. This is false (a ratio of expectations is not
-   the expectation of the ratio). What holds is ``E[‖q‖² sin²(v,q)] = (1 − vᵀΩv/Tr Ω) E‖q‖²``: the proxy
-   is the ``‖q‖²``-weighted mean of ``sin²`` (:func:`expected_sin2_proxy`). The proof never needs the false
-   claim: eq. (70) bounds ``sin²`` by ``Θ`` directly.
-6. **Eq. (73)/(79)**: the proxy obeys ``1 − vᵀΩv/TrΩ ≤ sin²(u, v) + (1 − uᵀΩu/TrΩ)`` (``u`` the top
-   eigenvector of Ξ), sharper than the printed factor 2 on both parts. **Eq. (74)** (Davis–Kahan with the
-   *unperturbed* gap ``λ₁ − λ₂`` of ``XXᵀ``) holds with an extra factor 2 (Yu, Wang & Samworth 2015):
-   ``sin(u, v) ≤ 2E/(λ₁ − λ₂)``. With ``x = E/(λ₁−λ₂)``, ``sin² ≤ min(1, 4x²) ≤ 2x``, so the paper's
-   consensus term ``2E/(λ₁ − λ₂)`` is still a valid bound on ``sin²(u, v)``. ``E ≤ n_i m λ₂^c(W)`` (the
-   bound below eq. 79) holds because ``Ξ − XXᵀ = D(X)(m(W^c − 11ᵀ/m) ⊗ I)Dᵀ(X)`` and
-   ``‖X_i‖₂² ≤ ‖X_i‖_F² ≤ n_i`` when every row lies in the unit ball (the paper's preprocessing); ``n_i``
-   is the largest agent size. The exact ``E = ‖Ξ − XXᵀ‖₂`` is reported as ``E_exact``.
-7. **Eq. (77)** prints ``(n−1) Var Γ_1/Var Γ_1``; it means ``(n−1) max_{i≥2} Var Γ_i / Var Γ_1``.
-   **Eq. (78)**'s middle line mixes ``μ_i`` and ``μ₂``; the correct argument is that ``Var Γ_i`` is
-   non-decreasing in ``|μ_i|``, so ``Var Γ_i ≤ Var Γ_2``, giving ``Var Γ_i / Var Γ_1 ≤ ρ (μ₂/μ₁)^{2T}``
-   with ρ of eq. (39). Here ``μ₂`` must be ``max_{i≥2}|μ_i|``; it equals the second eigenvalue when Ξ is
-   positive semidefinite (e.g. the paper's ring ``W``, eigenvalues 1, .5, .5, 0), and that is what is used.
-   The power term is computed as ``2(n−1) Var Γ_2 / Var Γ_1`` (algebraically equal to
-   ``2(n−1)ρ(μ₂/μ₁)^{2T}`` but finite even if ``μ₂ = 0``).
-8. **Corollary 1** (eq. 41, 81–82) is correct as printed (its bound is loose by the factor
-   ``(αμ₁)^{−2}``); :func:`corollary1_rho_bound` evaluates it.
-
-Findings (checked in ``tests/test_theory.py``)
-----------------------------------------------
-* The deterministic part holds: ``1 − vᵀΩv/TrΩ ≤ consensus_term + power_term`` (eq. 79) in every setting
-  tried, and the power term decays like ``(μ₂/μ₁)^{2T}``.
-* **The Hanson–Wright step is vacuous.** With Θ and Δ consistent with each other, no Δ satisfies eq. (68)
-  with ``Θ ≤ 1`` in any setting tried (the paper's data sets and synthetic ones, γ = 0.05), so the
-  theorem only yields the trivial ``sin ≤ 1``. In the exact-consensus case (``v`` an eigenvector of Ω,
-  weight fraction ``ω = vᵀΩv/TrΩ``) this is provable: ``‖Q − ΘΩ‖_F, ‖Q − ΘΩ‖₂ ≥ Θ vᵀΩv`` forces
-  ``Δ ≥ Kω(1 − ω + Δ)`` with ``K = 2√L + 2L``, and ``Θ ≤ 1`` (``Δ ≤ ω``) then needs ``K ≤ 1``, i.e.
-  ``γ ≥ 0.875``.
-* **The literal one-step reading is violated.** Evaluating the norms at ``Θ = 1 − vᵀΩv/TrΩ`` (Δ = 0 inside
-  the norms, the first iterate ``f(0)``) gives finite values, but the empirical 95% quantile of
-  ``sin(v, q^(T))`` exceeds the resulting eq. (40) in many settings (e.g. constant noise with few
-  iterations past convergence), so that reading does not hold with probability 0.95 either.
-* ``E[sin²]`` can exceed the proxy ``1 − vᵀΩv/TrΩ`` by orders of magnitude (heavy tail from runs whose
-  ``q^(0)`` is nearly orthogonal to ``v``); the proxy is the ``‖q‖²``-weighted mean of ``sin²``.
+Every correction to the printed proof (eq. 59, 64–65, 69, 72–74, 77–78), how Δ is found, and what the tests
+found (the Hanson–Wright step is vacuous; the literal one-step reading fails): docs/theorem3.md.
 """
 
 from __future__ import annotations

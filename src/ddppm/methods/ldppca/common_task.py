@@ -10,7 +10,7 @@ release (:mod:`.mechanism`, the ``sigma_mode`` erratum), so the common task does
 The trust model is ``local`` at the finest grain: not even an agent is trusted with its own rows. The price is
 noise of variance ``nσ²`` per entry of the sum (the conventional method pays ``mσ²`` for m agents). The server's
 average is drawn once in law (:func:`.mechanism.aggregated_release`; the per-user route is checked against it in
-``tests/test_ldppca.py``).
+``tests/methods/ldppca/test_ldppca.py``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// Run in the rendered report after its scripts (tests/test_report.py): open every entry as its "view" button does
+// Run in the rendered report after its scripts (tests/workflow/test_report.py): open every entry as its "view" button does
 // (Snakemake's global `app`), and record where the content lies in the viewer: a figure's edges must lie inside
 // the viewer or within its scroll range; an HTML or PDF entry must open a frame with its content.
 window.addEventListener("load", () => setTimeout(async () => {

@@ -13,7 +13,7 @@ import pytest
 
 from ddppm.methods import available_methods, method_module
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGE_NAME = "ddppm"
 """Also the journal method's name: as the distribution's name (logger, metadata, cache directory) it is allowed."""
 

@@ -18,8 +18,8 @@ from ddppm.common_task.settings import PREPARED, STANDARD, common_setting, commo
 from ddppm.config import validate_config
 from ddppm.core.errors import ConfigError
 from ddppm.experiments.common import findings, second_setting_findings
+from tests.common_task.test_task import _task
 from tests.conftest import REPO
-from tests.test_common_task import _task
 
 OPTIONS = {"adjacency": "replace_one", "iterations": 4}
 

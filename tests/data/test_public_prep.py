@@ -90,7 +90,7 @@ def test_a_data_set_without_bounds_names_the_key_and_the_fix():
 
 def test_the_declared_bounds_are_part_of_the_code_a_job_records():
     """The records are data read by a module (ddppm.data.specs): the code hash of every job that loads or bounds a
-    data set covers them, so editing them reruns those jobs (tests/test_workflow.py checks it on a dry run)."""
+    data set covers them, so editing them reruns those jobs (tests/workflow/test_workflow.py checks it on a dry run)."""
     from ddppm.core.provenance import code_files
     from tests.conftest import REPO
 

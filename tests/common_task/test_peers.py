@@ -2,7 +2,7 @@
 stand-in ``diffprivlib`` whose PCA is exact or slow, so no real library is needed: the components come back per
 point, each run gets its own random state, a point's time budget stops a slow fit and counts it, the runs are in
 the common task's format and the summary counts the unfinished fits. A failing peer is an error with its stderr.
-The real libraries are checked in tests/test_peers_sampler.py."""
+The real libraries are checked in tests/common_task/test_peers_samplers.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What a job's code hash covers (ddppm.core.provenance, ddppm.pipeline.code), and the locked environment.
 
 The end-to-end check (an edit to a discovered module reruns exactly its rules' jobs and their dependents) is in
-tests/test_workflow.py; these tests check the closure itself, without Snakemake.
+tests/workflow/test_workflow.py; these tests check the closure itself, without Snakemake.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ddppm.methods.base import DISCOVERED_PACKAGE as METHODS
 from ddppm.methods.base import method_module
 from ddppm.pipeline.code import experiment_module, job_code_version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "workflow" / "scripts"
 LOCK = ROOT / "requirements" / "ddppm.lock"
 

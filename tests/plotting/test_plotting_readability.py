@@ -18,7 +18,7 @@ from ddppm.plotting.style import (
     PROVEN_INFEASIBLE_LABEL,
     threat_model_words,
 )
-from tests.test_plotting import EPS, LIMITS, legend_texts, main_axes, make_curves, make_summary, strip_of
+from tests.plotting.test_plotting import EPS, LIMITS, legend_texts, main_axes, make_curves, make_summary, strip_of
 
 WORDS = {
     "paper": ("an agent's own releases", "Chernoff bound of Theorem 2", "a guessed neighbour"),
