@@ -62,8 +62,11 @@ def test_the_task_s_factor_gives_its_gram() -> None:
 
 
 def test_the_shapes_of_a_map() -> None:
-    section = {"base": {"n": 1000, "d": 10, "gap": 2, "m": 4, "k": 1},
-               "axes": {"n": [100, 1000, 10000], "d": [10, 20], "eps": [1, 5]}, "grids": [["n", "eps"], ["n", "d"]]}  # fmt: skip
+    section = {
+        "base": {"n": 1000, "d": 10, "gap": 2, "m": 4, "k": 1},
+        "axes": {"n": [100, 1000, 10000], "d": [10, 20], "eps": [1, 5]},
+        "grids": [["n", "eps"], ["n", "d"]],
+    }
     shapes = map_shapes(section)
     assert shapes[0] == Shape(1000, 10, 2.0, 4, 1) and len(shapes) == len(set(shapes))
     assert {(s.n, s.d) for s in shapes} == {(n, d) for n in (100, 1000, 10000) for d in (10, 20)}
