@@ -19,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from ddppm.common_task.run import TRUST_ORDER
+from ddppm.common_task.run import TRUST_LEVELS, TRUST_ORDER
 from ddppm.methods import common_task_methods, method_styles
-from ddppm.studies.method_map import TRUST_LEVELS, Shape, run_shape, spiked_spectrum
+from ddppm.studies.method_map import Shape, run_shape, spiked_spectrum
 
 DEFAULTS: dict[str, Any] = {
     "gap": 2.0,

@@ -64,8 +64,11 @@ def test_the_interval_covers_the_mean_about_95_percent_of_the_time() -> None:
     assert 0.93 <= hits / 2000 <= 0.97  # Student's t is exact for normal data, even at 10 values
 
 
-def test_incomplete_runs_are_dropped_and_empty_input_is_an_error() -> None:
+def test_a_method_with_fewer_runs_is_compared_on_the_shared_ones() -> None:
     errors = _errors(50).assign(a=lambda f: f["a"].where(f.index != 3))
-    assert rank_methods(errors, 0.9).runs == 49
+    ranking = rank_methods(errors, 0.9)
+    table = ranking.table.set_index("method")
+    assert table.loc["a", "runs"] == 49 and table.loc["worse", "runs"] == 50 and ranking.runs == 50
+    assert table.loc["a", "error_mean"] == pytest.approx(errors["a"].mean())
     with pytest.raises(ValueError, match="no method"):
         rank_methods(pd.DataFrame(), 0.9)

@@ -65,7 +65,8 @@ def rank_methods(errors: pd.DataFrame, chance_mse: float, level: float = LEVEL) 
     Parameters
     ----------
     errors
-        Subspace errors, one column per method and one row per run; run r of every column is paired.
+        Subspace errors, one column per method and one row per run; run r of every column is paired. A method may
+        lack some runs (NaN): its mean uses its own runs, its difference to the best the runs both have.
     chance_mse
         The mean squared error of a uniformly random subspace, ``1 − k/d``.
     level
@@ -75,22 +76,25 @@ def rank_methods(errors: pd.DataFrame, chance_mse: float, level: float = LEVEL) 
     -------
     Ranking
         With ``table`` columns ``method``, ``error_mean``, ``error_lo``, ``error_hi`` (its own interval),
-        ``diff_mean``, ``diff_lo``, ``diff_hi`` (paired, against the best), ``competitive``.
+        ``diff_mean``, ``diff_lo``, ``diff_hi`` (paired, against the best), ``competitive``, ``runs``.
     """
-    errors = errors.dropna(axis=0, how="any")
+    errors = errors.dropna(axis=1, how="all").dropna(axis=0, how="all")
     if errors.shape[1] == 0 or errors.shape[0] == 0:
-        raise ValueError("rank_methods: no method with a complete set of runs")
+        raise ValueError("rank_methods: no method with a run")
     means = errors.mean(axis=0).sort_values(kind="stable")
     best = str(means.index[0])
     rows = []
     for method in means.index:
-        mean, lo, hi = mean_interval(errors[method].to_numpy(), level)
-        diff, diff_lo, diff_hi = mean_interval((errors[method] - errors[best]).to_numpy(), level)
+        mean, lo, hi = mean_interval(errors[method].dropna().to_numpy(), level)
+        # Paired over the runs both methods have (a method given more runs than another is compared on the shared
+        # ones; its mean uses all of its own).
+        diff, diff_lo, diff_hi = mean_interval((errors[method] - errors[best]).dropna().to_numpy(), level)
         competitive = method == best or not diff_lo > 0  # NaN (one run) keeps a method in: nothing separates it
         rows.append({"method": method, "error_mean": mean, "error_lo": lo, "error_hi": hi, "diff_mean": diff,
-                     "diff_lo": diff_lo, "diff_hi": diff_hi, "competitive": bool(competitive)})  # fmt: skip
+                     "diff_lo": diff_lo, "diff_hi": diff_hi, "competitive": bool(competitive),
+                     "runs": int(errors[method].notna().sum())})  # fmt: skip
     table = pd.DataFrame(rows)
-    _, _, mse_hi = mean_interval(errors[best].to_numpy() ** 2, level)
+    _, _, mse_hi = mean_interval(errors[best].dropna().to_numpy() ** 2, level)
     beats = bool(mse_hi < chance_mse)
     members = tuple(table.loc[table["competitive"], "method"])
     return Ranking(best, members, table, beats, int(errors.shape[0]))

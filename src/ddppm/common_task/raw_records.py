@@ -43,7 +43,7 @@ from ddppm.common_task.preprocessing import (
     preprocessing_party,
     private_standardise,
 )
-from ddppm.common_task.run import run_rows
+from ddppm.common_task.run import open_sets, run_rows
 from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.seeds import run_generators
@@ -129,11 +129,13 @@ def raw_records_runs(
     dataset: str = "",
     setting: str = "standard",
     methods: Mapping[str, Any] | None = None,
+    first_draw: int = 0,
 ) -> pd.DataFrame:
     """Every run of every method (default: the common-task methods) at every (k, ε) from the raw records (module
     docstring): the runs format of :func:`ddppm.common_task.run.run_rows` with ``scope`` ``raw_records``, ``draw`` and
     ``preprocessing`` (the party that released the sums, ``none`` where the analyst does not standardise), plus
-    the ``preprocessing_only_<party>`` rows."""
+    the ``preprocessing_only_<party>`` rows. ``first_draw``: the draws are ``first_draw, …, first_draw + draws − 1``
+    (their runs ``first_draw·runs/draws, …``), so more draws added later are new and replayable."""
     if runs % draws:
         raise ConfigError(f"common.preprocessing.draws = {draws} must divide common.runs = {runs}")
     methods = common_task_methods() if methods is None else methods
@@ -146,9 +148,10 @@ def raw_records_runs(
         by_party.setdefault(preprocessing_party(method) if records.standardises else "none", []).append(name)
     for eps, limit in zip(eps_grid, delta_limits, strict=True):
         for party, names in by_party.items():
-            noise, tasks = _draw_tasks(records, Z, party, float(eps), float(limit), ranks, draws, seed, plan, dataset)
+            noise, tasks = _draw_tasks(records, Z, party, float(eps), float(limit), ranks, range(first_draw,
+                                       first_draw + draws), seed, plan, dataset)  # fmt: skip
             for k in ranks:
-                if noise is not None:
+                if noise is not None and first_draw == 0:  # added draws rank methods; the price is measured once
                     frames.append(_preprocessing_only(targets[k], tasks, k, party, per_draw, dataset, setting, eps,
                                                       limit))  # fmt: skip
                 for name in names:
@@ -156,15 +159,51 @@ def raw_records_runs(
                     own, row = calibrate_end_to_end(method, tasks[0][k], float(eps), float(limit), noise, options)
                     label = (dataset, k, name, float(eps), STREAM)
                     start, estimates = time.perf_counter(), []
-                    for b, task in enumerate(tasks):
+                    for b, task in enumerate(tasks, start=first_draw):
                         rngs = run_generators(seed, label, range(b * per_draw, (b + 1) * per_draw))
                         estimates.append(method.common_estimate(task[k], own, rngs, options))
                     seconds = (time.perf_counter() - start) / runs
                     rows = run_rows(targets[k], name, method, row, np.concatenate(estimates), seconds, dataset, setting)
-                    frames.append(rows.assign(draw=np.repeat(np.arange(len(tasks)), per_draw), preprocessing=party))
+                    drawn = np.repeat(np.arange(first_draw, first_draw + len(tasks)), per_draw)
+                    frames.append(rows.assign(run=rows["run"] + first_draw * per_draw, draw=drawn, preprocessing=party))
     frame = pd.concat(frames, ignore_index=True)
     frame.insert(frame.columns.get_loc("setting") + 1, "scope", RAW_RECORDS)
     return frame
+
+
+def add_draws_until_separated(
+    records: RawRecords,
+    runs: pd.DataFrame,
+    eps: float,
+    limit: float,
+    k: int,
+    cap: int,
+    seed: int,
+    plan: PreprocessingPlan,
+    options: dict[str, Any],
+    dataset: str = "",
+    setting: str = "standard",
+) -> pd.DataFrame:
+    """``runs`` with preprocessing draws added at (k, ε), doubling, to the methods of every competitive set that has
+    more than one member (:func:`ddppm.common_task.run.open_sets`), until every set separates or ``cap`` draws are
+    reached: the adaptive Monte Carlo of the "which method" table. Each added draw serves as many runs as the first
+    ones; its rows carry ``adaptive`` True."""
+    at = (runs["k"] == k) & (runs["eps"] == eps)
+    draws = int(runs.loc[at, "draw"].max()) + 1
+    per_draw = int((runs.loc[at & (runs["draw"] == 0)].groupby("method").size()).max())
+    methods = common_task_methods()
+    runs = runs.assign(adaptive=False)
+    while draws < cap:
+        point = runs[(runs["k"] == k) & (runs["eps"] == eps)]
+        names = open_sets(point)
+        if not names:
+            break
+        more = min(draws, cap - draws)
+        added = raw_records_runs(records, [eps], [limit], [k], more * per_draw, more, seed, plan, options, dataset,
+                                 setting, {name: methods[name] for name in names}, first_draw=draws)  # fmt: skip
+        runs = pd.concat([runs, added.assign(adaptive=True)], ignore_index=True)
+        draws += more
+    return runs
 
 
 def _draw_tasks(
@@ -174,7 +213,7 @@ def _draw_tasks(
     eps: float,
     limit: float,
     ranks: Sequence[int],
-    draws: int,
+    draws: range,
     seed: int,
     plan: PreprocessingPlan,
     dataset: str,
@@ -188,7 +227,7 @@ def _draw_tasks(
         return None, [tasks_on(Z)]
     mu_pre = split_budget(eps, limit, plan.share).mu_pre
     noise = preprocessing_noise(plan, mu_pre, Z.shape[1], records.party_count(party))
-    generators = run_generators(seed, (dataset, "preprocessing", party, eps, STREAM), range(draws))
+    generators = run_generators(seed, (dataset, "preprocessing", party, eps, STREAM), draws)
     return noise, [tasks_on(private_standardise(Z, noise, plan, rng)) for rng in generators]
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from ddppm.common_task.ranking import Ranking, rank_methods
 from ddppm.common_task.settings import STANDARD
 from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.seeds import run_generators
@@ -173,12 +174,30 @@ TRUST_ORDER = {"central": 0, "secure_aggregation": 1, "gossip": 2, "local": 2}
 usable wherever one that asks for more is: a local-DP method stays private when a curator also exists."""
 
 
-def which_method(summary: pd.DataFrame) -> pd.DataFrame:
+TRUST_LEVELS = ("central", "secure_aggregation", "local")
+"""What a user can trust, most first: a curator, a secure aggregator, no one (gossip and local-DP methods)."""
+
+
+def unit_errors(runs: pd.DataFrame) -> pd.DataFrame:
+    """Errors per independent unit and method (one column per method): a run, or, where runs share a preprocessing
+    draw (column ``draw``), the mean of that draw's runs; unit u of two methods is paired (the same draw, or
+    independent runs of the same index). Unfinished runs (a peer's, stopped by its time budget) are left out."""
+    runs = runs[runs["finished"].ne(False)] if "finished" in runs else runs
+    unit = runs["draw"] if "draw" in runs and runs["draw"].notna().all() else runs["run"]
+    return runs.assign(unit=unit).pivot_table(index="unit", columns="method", values="error", aggfunc="mean")
+
+
+def which_method(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (setting, dataset, k, ε) and what the user can trust (``trust_model``): among the methods whose δ is
     certified, within the limit, and which ask for no more trust than that (:data:`TRUST_ORDER`), the one with
-    the smallest mean error, its own trust model, error and captured variance, and the runner-up."""
+    the smallest mean error, its own trust model, error with its 95 % interval and captured variance, and the
+    runner-up. With ``runs``, also the competitive set (:func:`ddppm.common_task.ranking.rank_methods`: the
+    methods not significantly worse than the best, paired over :func:`unit_errors`; ``tie`` where it has more than
+    one member), whether the best beats chance, and the units ranked."""
     if "setting" not in summary:
         summary = summary.assign(setting=STANDARD)
+    if runs is not None and "setting" not in runs:
+        runs = runs.assign(setting=STANDARD)
     eligible = summary[(summary["privacy_column"] == "certified") & summary["feasible"].astype(bool)]
     eligible = eligible[eligible["trust_model"].isin(TRUST_ORDER)]
     rows = []
@@ -186,35 +205,77 @@ def which_method(summary: pd.DataFrame) -> pd.DataFrame:
     order = {name: i for i, name in enumerate(dict.fromkeys([STANDARD, *summary["setting"]]))}
     groups = eligible.groupby(["setting", "dataset", "k", "eps"], sort=True)
     for (setting, dataset, k, eps), group in sorted(groups, key=lambda item: order[item[0][0]]):
-        for trust in ("central", "secure_aggregation", "local"):
+        ranked: dict[str, Any] = {}
+        if runs is not None:
+            ranked = rankings(runs[(runs["setting"] == setting) & (runs["dataset"] == dataset) & (runs["k"] == k)
+                                   & (runs["eps"] == eps)])  # fmt: skip
+        for trust in TRUST_LEVELS:
             usable = group[group["trust_model"].map(TRUST_ORDER) >= TRUST_ORDER[trust]]
             if usable.empty:
                 continue
             ranked = usable.sort_values("error_mean")
             best = ranked.iloc[0]
             second = ranked.iloc[1] if len(ranked) > 1 else None
-            rows.append(
-                {
-                    "setting": setting,
-                    "dataset": dataset,
-                    "k": int(k),
-                    "eps": float(eps),
-                    "delta_limit": float(best["delta_limit"]) if "delta_limit" in best else np.nan,
-                    "trust_model": trust,
-                    "best": best["method"],
-                    "best_trust_model": best["trust_model"],
-                    "error_mean": float(best["error_mean"]),
-                    "error_ci_hi": float(best["error_ci_hi"]),
-                    "captured_variance": float(best["captured_variance_mean"]),
-                    "runner_up": second["method"] if second is not None else "",
-                    "runner_up_error": float(second["error_mean"]) if second is not None else np.nan,
-                    "runner_up_ci_lo": float(second["error_ci_lo"]) if second is not None else np.nan,
-                }
-            )
+            row = {
+                "setting": setting,
+                "dataset": dataset,
+                "k": int(k),
+                "eps": float(eps),
+                "delta_limit": float(best["delta_limit"]) if "delta_limit" in best else np.nan,
+                "trust_model": trust,
+                "best": best["method"],
+                "best_trust_model": best["trust_model"],
+                "error_mean": float(best["error_mean"]),
+                "error_ci_lo": float(best["error_ci_lo"]),
+                "error_ci_hi": float(best["error_ci_hi"]),
+                "captured_variance": float(best["captured_variance_mean"]),
+                "runner_up": second["method"] if second is not None else "",
+                "runner_up_error": float(second["error_mean"]) if second is not None else np.nan,
+                "runner_up_ci_lo": float(second["error_ci_lo"]) if second is not None else np.nan,
+            }
+            if trust in ranked:
+                row.update(_competitive(ranked[trust]))
+            rows.append(row)
     table = pd.DataFrame(rows)
     if len(table):  # the best is clearly best only when the intervals do not overlap
         table["clear_winner"] = table["error_ci_hi"] < table["runner_up_ci_lo"]
     return table
+
+
+def rankings(runs: pd.DataFrame) -> dict[str, Any]:
+    """Per trust level, the ranking (:func:`ddppm.common_task.ranking.rank_methods`) of the certified, feasible
+    methods it may use, from ``runs`` of one point (setting, data set, k, ε)."""
+    usable = runs[(runs["privacy_column"] == "certified") & runs["feasible"].astype(bool)]
+    usable = usable[usable["trust_model"].isin(TRUST_ORDER)]
+    if usable.empty:
+        return {}
+    chance_mse = float(usable["chance_error"].iloc[0]) ** 2
+    out = {}
+    for trust in TRUST_LEVELS:
+        allowed = usable[usable["trust_model"].map(TRUST_ORDER) >= TRUST_ORDER[trust]]
+        if len(allowed):
+            out[trust] = rank_methods(unit_errors(allowed), chance_mse)
+    return out
+
+
+def open_sets(runs: pd.DataFrame) -> list[str]:
+    """The methods of every competitive set with more than one member at one point (sorted): those that more runs
+    could separate."""
+    return sorted({m for ranking in rankings(runs).values() if not ranking.separated for m in ranking.members})
+
+
+def _competitive(ranking: Ranking) -> dict[str, Any]:
+    """The competitive set's columns of one (point, trust level)."""
+    members = ranking.table[ranking.table["competitive"]]
+    return {
+        "competitive": ";".join(ranking.members),
+        "competitive_errors": ";".join(f"{r.method}:{r.error_mean:.4f}:{r.error_lo:.4f}:{r.error_hi:.4f}"
+                                       for r in members.itertuples()),  # fmt: skip
+        "set_size": len(ranking.members),
+        "tie": not ranking.separated,
+        "beats_chance": ranking.beats_chance,
+        "units": ranking.runs,
+    }
 
 
 def not_certified(summary: pd.DataFrame) -> pd.DataFrame:

@@ -204,7 +204,7 @@ def tables(
         placed = [bounds_at_points(bounds, s.points, name) for name, s in common_settings(config).items()
                   if s.scope == PREPARED_ROWS]  # fmt: skip
         beside = pd.concat([beside, *placed], ignore_index=True)
-    return {"summary": summary, "which_method": which_method(summary), "not_certified": beside}
+    return {"summary": summary, "which_method": which_method(summary, runs), "not_certified": beside}
 
 
 def _standard(table: pd.DataFrame | None, setting: str = STANDARD) -> pd.DataFrame | None:

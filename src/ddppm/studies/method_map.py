@@ -28,8 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common_task.ranking import rank_methods
-from ddppm.common_task.run import TRUST_ORDER, run_methods
+from ddppm.common_task.run import rankings, run_methods
 from ddppm.common_task.task import CommonTask
 from ddppm.core.network import mixing_matrix
 from ddppm.core.partition import partition_rows
@@ -37,8 +36,6 @@ from ddppm.core.seeds import seed_sequence
 
 FACTORS = ("n", "d", "gap", "m", "k")
 """The factors of a shape (ε is the fifth axis of the map; every shape runs every ε)."""
-TRUST_LEVELS = ("central", "secure_aggregation", "local")
-"""What a user can trust: a curator, a secure aggregator, or no one (gossip and local methods)."""
 
 
 @dataclass(frozen=True)
@@ -141,23 +138,17 @@ def _draw_runs(shape: Shape, draws: Iterable[int], eps: list[float], section: Ma
 
 def rank_cells(runs: pd.DataFrame, shape: Shape) -> pd.DataFrame:
     """One row per (ε, trust level): the best method, the competitive set and its size, whether the best beats
-    chance, and each member's mean error with its 95 % interval and costs (``members``: JSON-free, ``;``-joined)."""
-    usable = runs[(runs["privacy_column"] == "certified") & runs["feasible"].astype(bool)]
-    chance_mse = 1.0 - shape.k / shape.d
+    chance, and each member's mean error with its 95 % interval and costs (``members``: ``;``-joined
+    ``method:mean:lo:hi:floats_per_agent:rounds``)."""
     rows = []
-    for eps, at_eps in usable.groupby("eps", sort=True):
-        for trust in TRUST_LEVELS:
-            allowed = at_eps[at_eps["trust_model"].map(TRUST_ORDER).fillna(-1) >= TRUST_ORDER[trust]]
-            if allowed.empty:
-                continue
-            errors = allowed.pivot_table(index="run", columns="method", values="error")
-            ranking = rank_methods(errors, chance_mse)
-            costs = allowed.groupby("method")[["floats_per_agent", "rounds"]].first()
+    for eps, at_eps in runs.groupby("eps", sort=True):
+        costs = at_eps.groupby("method")[["floats_per_agent", "rounds"]].first()
+        for trust, ranking in rankings(at_eps).items():
             members = ranking.table[ranking.table["competitive"]]
             rows.append({**asdict(shape), "eps": float(eps), "trust": trust, "best": ranking.best,
                          "competitive": ";".join(ranking.members), "set_size": len(ranking.members),
                          "separated": ranking.separated, "beats_chance": ranking.beats_chance,
-                         "runs": ranking.runs, "chance_error": float(np.sqrt(chance_mse)),
+                         "runs": ranking.runs, "chance_error": float(np.sqrt(1.0 - shape.k / shape.d)),
                          "members": ";".join(f"{r.method}:{r.error_mean:.4f}:{r.error_lo:.4f}:{r.error_hi:.4f}:"
                                              f"{int(costs.loc[r.method, 'floats_per_agent'])}:"
                                              f"{int(costs.loc[r.method, 'rounds'])}" for r in members.itertuples()),
