@@ -40,6 +40,8 @@ class Experiment:
     """The figures and tables of the default run, relative to the results directory."""
     findings_relative: ClassVar[str]
     """The findings file (a title line, then one sentence per line), relative to the results directory."""
+    provenance_relative: ClassVar[tuple[str, ...]] = ()
+    """The Parquet tables whose provenance the report lists, relative to the results directory."""
     in_default_run: ClassVar[bool] = True
     """False for an experiment built only by its own target (``all_<name>``), such as the scale studies."""
 
@@ -71,6 +73,22 @@ class Experiment:
     def findings_path(self, results: str) -> str:
         """The findings file the report's landing page reads."""
         return f"{results}/{self.findings_relative}"
+
+    def provenance(self, results: str) -> list[str]:
+        """The Parquet tables whose provenance the report's table lists."""
+        return [f"{results}/{path}" for path in self.provenance_relative]
+
+    def declared(self, results: str) -> dict[str, list[str]]:
+        """What the experiment adds to the default target and the report (``ddppm.pipeline.declared``: the
+        workflow declares it under ``experiment <name>``, so the rule file does not restate it); nothing for an
+        experiment outside the default run."""
+        if not self.in_default_run:
+            return {}
+        return {
+            "targets": self.targets(results),
+            "provenance": self.provenance(results),
+            "findings": [self.findings_path(results)],
+        }
 
 
 DISCOVERED_PACKAGE = "ddppm.experiments"
