@@ -95,6 +95,22 @@ def code_of(*scripts, methods=None, experiments=()):
     return version
 
 
+def step_params(step, *keys, methods=(), **extra):
+    """The params of a job that runs an experiment's step with the generic script workflow/scripts/experiment_step.py
+    (a regex of the linter takes the word before a colon for a rule: no colons here): ``step`` as
+    ``<experiment>.<step>``, the config keys it reads (top-level, dotted; the job's config hash), and its code, that
+    is the generic script, the experiment's module with what it imports, and ``methods``, the registered methods it
+    runs (none by default). ``extra`` are further params, e.g. ``caption``, the text of the generic report caption
+    workflow/report/experiment.rst (a param: editing it reruns the job)."""
+    experiment = step.split(".")[0]
+    return {
+        "step": step,
+        "cfg": global_params(*keys),
+        "code": code_of("experiment_step.py", methods=list(methods), experiments=[experiment]),
+        **extra,
+    }
+
+
 def problem_files(wildcards=None):
     return {
         "data": f"{RESULTS}/data/{{dataset}}/normalized.parquet",
