@@ -18,11 +18,11 @@ include: "workflow/rules/montecarlo.smk"
 include: "workflow/rules/figures.smk"
 
 
-# One rule file per calibrated method (its calibration, and figures of its own paper).
-for method_rules in sorted(Path(workflow.basedir, "workflow/rules/methods").glob("*.smk")):
-    if method_rules.stem in METHODS:
+# One rule file per calibrated method (its calibration, and figures of its own paper). What the rule files add to
+# the default target and the report is declared (DECLARED, ddppm.pipeline.declared): the include order is free.
+for method in METHOD_RULE_FILES:
 
-        include: str(method_rules)
+    include: f"workflow/rules/methods/{method}.smk"
 
 
 # One rule file per other paper's experiment listed in `experiments` (its data, runs, figures and tables).
@@ -42,7 +42,7 @@ rule all:
     """Every figure and table of the default reproduction."""
     default_target: True
     input:
-        all_targets(),
+        all_targets,
 
 
 localrules:

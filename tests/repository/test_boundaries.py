@@ -119,7 +119,8 @@ def test_pipeline_config_imports_no_experiment() -> None:
 
 
 def test_every_experiment_is_its_module_schema_and_rule_file() -> None:
-    """Each registered experiment has its schema beside its module, its rule file, and targets its rule file names."""
+    """Each registered experiment has its schema beside its module and its rule file; its registry entry declares its
+    targets, provenance and findings (``Experiment.declared``), and its rule file declares only under its own name."""
     from ddppm.experiments import available_experiments
 
     experiments = available_experiments()
@@ -127,12 +128,14 @@ def test_every_experiment_is_its_module_schema_and_rule_file() -> None:
     for name, experiment in experiments.items():
         assert experiment.schema["type"] == "object"
         rules = (REPO / "workflow" / "rules" / "experiments" / f"{name}.smk").read_text(encoding="utf-8")
+        assert rules.count("DECLARED.declare(") == rules.count(f'DECLARED.declare("experiments/{name}.smk"') <= 1
         if not experiment.in_default_run:  # built by its own target only, never by the default run
-            assert f"rule all_{name}:" in rules and not experiment.targets("r") and "EXPERIMENT_TARGETS" not in rules
+            assert f"rule all_{name}:" in rules and not experiment.targets("r") and experiment.declared("r") == {}
             continue
-        assert "EXPERIMENT_TARGETS.extend(" in rules and ".targets(RESULTS)" in rules
-        assert experiment.findings_path("r").startswith("r/") and experiment.findings_path("r").endswith(".txt")
-        assert all(t.startswith("r/") for t in experiment.targets("r")) and experiment.targets("r")
+        declared = experiment.declared("r")
+        assert declared["findings"] == [experiment.findings_path("r")] and declared["findings"][0].endswith(".txt")
+        assert declared["targets"] and all(t.startswith("r/") for t in declared["targets"])
+        assert declared["provenance"] and all(p.endswith(".parquet") for p in declared["provenance"])
 
 
 def _package_imports(package: Path, prefix: str) -> dict[str, dict[str, bool]]:

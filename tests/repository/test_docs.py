@@ -18,10 +18,11 @@ KEY = re.compile(r"\b((?:{})(?:\.(?:<[a-z]+>|\{{[a-z_]+\}}|[A-Za-z_0-9]+))*)".fo
 
 
 def readme_python_blocks() -> list[str]:
-    """The library examples: in the README or the pipeline page it links to (not the example method module, which
-    is a file to add, not a script: ``tests/workflow/test_workflow.py`` runs it)."""
+    """The library examples: in the README or the pipeline page it links to (not the example method and experiment
+    modules, which are files to add, not scripts: ``tests/workflow/test_workflow.py`` and
+    ``tests/workflow/test_experiment_route.py`` run them)."""
     text = "".join((REPO / f).read_text(encoding="utf-8") for f in ("README.md", "docs/pipeline.md"))
-    text = re.sub(r"<!-- example-method:begin -->.*?<!-- example-method:end -->", "", text, flags=re.S)
+    text = re.sub(r"<!-- example-(method|experiment):begin -->.*?<!-- example-\1:end -->", "", text, flags=re.S)
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 

@@ -12,6 +12,7 @@ from ddppm.methods import available_methods, calibrated_methods, get_method
 from ddppm.methods.peers import peer_uses
 from ddppm.pipeline.code import job_code_version
 from ddppm.pipeline.config import dataset_config, eps_label, job_params, other_results_hint
+from ddppm.pipeline.declared import Declared
 
 
 def check_calibrated_rule_files():
@@ -43,27 +44,20 @@ CLOSED_FORM_METHODS = [m for m in METHODS if not get_method(m).calibrated]
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
 SCRIPTS = f"{workflow.basedir}/workflow/scripts"
-# Figures and tables a method's own rule file adds to the default target (workflow/rules/methods/*.smk),
-# and those of the other papers' experiments (workflow/rules/experiments/*.smk).
-METHOD_TARGETS = []
-EXPERIMENT_TARGETS = []
-# Parquet outputs whose provenance the report lists (method and experiment rule files add theirs), and the
-# findings files of the experiments (a title line, then one sentence per line) for the report's landing page.
-PROVENANCE_INPUTS = [f"{RESULTS}/tables/errors_{ds}.parquet" for ds in DATASETS] + [
-    f"{RESULTS}/params/{ds}/{m}.parquet" for ds in DATASETS for m in METHODS
+# The calibrated methods' rule files this run includes (workflow/rules/methods/<name>.smk of a listed method).
+METHOD_RULE_FILES = [
+    path.stem for path in sorted(Path(workflow.basedir, "workflow", "rules", "methods").glob("*.smk")) if path.stem in METHODS
 ]
-FINDINGS_INPUTS = []
-# Tables that a method's own rules add (D-DP-PM's, in workflow/rules/methods/ddppm.smk) - the δ floors Fig. 2
-# draws, per dataset, and what the landing page's verdict reads (config `verdict`). Empty when none adds any.
-FIG2_FLOORS = {}
-VERDICT_INPUTS = []
-# Lower-bound tables on a method's δ for every parameter choice (ddppm.common_task.bounds), from methods' rule files.
-COMMON_LOWER_BOUNDS = []
-# Runs (the common task's runs format) of methods calibrated under a searched threat model, from methods' rule files.
-COMMON_SEARCHED_RUNS = []
-# Reference curves (label, ε, δ, error_mean per data set) that a method's rule file adds to the journal method's
-# calibration-frontier figure: a method whose δ holds under every threat model (the certified D-DP-PM).
-FRONTIER_REFERENCES = []
+# What the rule files and the experiments add to the default target, the report, Fig. 2's floors, the common task's
+# summary and the frontier figure (ddppm.pipeline.declared): each owner declares once, consumers read lazily (input
+# functions, rule all) in this owners' order, so the order of the includes does not matter.
+DECLARED = Declared(
+    [
+        "journal",
+        *(f"methods/{name}.smk" for name in METHOD_RULE_FILES),
+        *(owner for name in config["experiments"] for owner in (f"experiment {name}", f"experiments/{name}.smk")),
+    ]
+)
 # The report's landing page, written by rule report_landing from this run's tables (workflow/rules/report.smk).
 REPORT_LANDING = f"{RESULTS}/report/landing.rst"
 
@@ -101,6 +95,22 @@ def code_of(*scripts, methods=None, experiments=()):
     return version
 
 
+def step_params(step, *keys, methods=(), **extra):
+    """The params of a job that runs an experiment's step with the generic script workflow/scripts/experiment_step.py
+    (a regex of the linter takes the word before a colon for a rule: no colons here): ``step`` as
+    ``<experiment>.<step>``, the config keys it reads (top-level, dotted; the job's config hash), and its code, that
+    is the generic script, the experiment's module with what it imports, and ``methods``, the registered methods it
+    runs (none by default). ``extra`` are further params, e.g. ``caption``, the text of the generic report caption
+    workflow/report/experiment.rst (a param: editing it reruns the job)."""
+    experiment = step.split(".")[0]
+    return {
+        "step": step,
+        "cfg": global_params(*keys),
+        "code": code_of("experiment_step.py", methods=list(methods), experiments=[experiment]),
+        **extra,
+    }
+
+
 def problem_files(wildcards=None):
     return {
         "data": f"{RESULTS}/data/{{dataset}}/normalized.parquet",
@@ -129,8 +139,21 @@ def html_twin(csv_path):
     return csv_path[: -len(".csv")] + ".table.html"
 
 
-def all_targets():
+def all_targets(wildcards=None):
+    """The default target: what every owner declared (read when rule all is evaluated), the summary, the report."""
     report_files = [REPORT_LANDING, f"{RESULTS}/report/provenance.html", f"{RESULTS}/report/findings.html"]
     report_files.append(f"{RESULTS}/report/rule_graph.png")
     report_files += [f"{RESULTS}/tables/summary_{ds}.html" for ds in DATASETS]
-    return figure_targets() + METHOD_TARGETS + EXPERIMENT_TARGETS + [f"{RESULTS}/tables/summary.csv"] + report_files
+    return DECLARED.collect("targets") + [f"{RESULTS}/tables/summary.csv"] + report_files
+
+
+# The journal's own contributions, and each listed experiment's as its registry entry states them
+# (ddppm.experiments.Experiment.declared): its rule file adds only what the entry cannot know.
+DECLARED.declare(
+    "journal",
+    targets=figure_targets(),
+    provenance=[f"{RESULTS}/tables/errors_{ds}.parquet" for ds in DATASETS]
+    + [f"{RESULTS}/params/{ds}/{m}.parquet" for ds in DATASETS for m in METHODS],
+)
+for name in config["experiments"]:
+    DECLARED.declare(f"experiment {name}", **get_experiment(name).declared(RESULTS))

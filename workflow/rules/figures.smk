@@ -3,7 +3,7 @@ rule figure_fig2_panel:
     input:
         errors=f"{RESULTS}/tables/errors_{{dataset}}.parquet",
         data=f"{RESULTS}/data/{{dataset}}/normalized.parquet",
-        floors=lambda wc: FIG2_FLOORS.get(wc.dataset, []),
+        floors=lambda wc: DECLARED.fig2_floors(wc.dataset),
     output:
         png=report(
             f"{RESULTS}/figures/fig2_{{dataset}}.png",
@@ -31,7 +31,7 @@ rule figure_fig2:
     input:
         unpack(summary_inputs),
         data=expand(f"{RESULTS}/data/{{dataset}}/normalized.parquet", dataset=DATASETS),
-        floors=lambda wc: [path for ds in DATASETS for path in FIG2_FLOORS.get(ds, [])],
+        floors=lambda wc: [path for ds in DATASETS for path in DECLARED.fig2_floors(ds)],
     output:
         png=report(f"{RESULTS}/figures/fig2.png", caption="../report/fig2.rst", category="Fig. 2: error vs ε"),
         pdf=f"{RESULTS}/figures/fig2.pdf",

@@ -1,7 +1,8 @@
 # What the HTML report shows besides the figures: the landing page with the findings, the tables as HTML, and
 # the provenance of every table. `snakemake --report report.html` uses results/report/landing.rst once it exists.
 
-# PROVENANCE_INPUTS and FINDINGS_INPUTS (common.smk) are completed by the method and experiment rule files.
+# Their inputs are what the journal, the method and experiment rule files and the experiments declared (DECLARED,
+# common.smk), read by input functions once every rule file is parsed.
 
 
 rule summary_table_html:
@@ -30,7 +31,7 @@ rule summary_table_html:
 rule provenance_table:
     """Provenance of every table: config hash, git commit and versions, as CSV and HTML."""
     input:
-        lambda wc: PROVENANCE_INPUTS,
+        lambda wc: DECLARED.collect("provenance"),
     output:
         csv=f"{RESULTS}/report/provenance.csv",
         html=report(
@@ -56,8 +57,8 @@ rule report_landing:
     input:
         summary=f"{RESULTS}/tables/summary.csv",
         provenance=f"{RESULTS}/report/provenance.csv",
-        findings=lambda wc: FINDINGS_INPUTS,
-        verdict=lambda wc: VERDICT_INPUTS,
+        findings=lambda wc: DECLARED.collect("findings"),
+        verdict=lambda wc: DECLARED.collect("verdict"),
     output:
         landing=f"{RESULTS}/report/landing.rst",
         findings=report(

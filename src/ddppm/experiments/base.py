@@ -1,13 +1,20 @@
 """The experiment contract and the registry: every source paper's experiment has one shape.
 
-An experiment ``<name>`` is three files and nothing else:
+A new experiment ``<name>`` takes at most four files (docs/pipeline.md, "Add an experiment", has a complete one):
 
 * a module (or package) ``ddppm.experiments.<name>`` with a subclass of :class:`Experiment` decorated with
-  :func:`register_experiment` (its library entry points: data, runs, tables, findings);
+  :func:`register_experiment`: its targets, provenance tables and findings file (which the workflow declares for
+  it), and its steps, methods decorated with :func:`experiment_step`, each a job's whole work (data, runs, tables,
+  findings, figures) returning what to write;
 * its config schema ``<name>.schema.yaml`` beside the module: the config section ``<name>`` at the top level of
   ``config.yaml``, every default included;
-* its rule file ``workflow/rules/experiments/<name>.smk``, included when ``experiments`` lists ``<name>``; it
-  adds :meth:`Experiment.targets` to the default target and :meth:`Experiment.findings_path` to the report.
+* its rule file ``workflow/rules/experiments/<name>.smk``, included when ``experiments`` lists ``<name>``: one rule
+  per step, each running the generic script ``workflow/scripts/experiment_step.py``, so it needs no script of its
+  own; its figures and tables reach the report under the generic caption ``workflow/report/experiment.rst``;
+* optionally its own page ``docs/<name>.md``, or a caption of its own under ``workflow/report/``.
+
+The experiments written before the generic script (common, ldppca, ppm, studies, workshop) keep their own scripts
+(``workflow/scripts/<name>_*.py``), captions, plotting modules and docs pages: 10 to 19 files each.
 
 The config assembly (:mod:`ddppm.config`) asks this registry for the sections and their checks; the journal
 pipeline (:mod:`ddppm.pipeline`) never imports an experiment.
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
@@ -40,6 +48,8 @@ class Experiment:
     """The figures and tables of the default run, relative to the results directory."""
     findings_relative: ClassVar[str]
     """The findings file (a title line, then one sentence per line), relative to the results directory."""
+    provenance_relative: ClassVar[tuple[str, ...]] = ()
+    """The Parquet tables whose provenance the report lists, relative to the results directory."""
     in_default_run: ClassVar[bool] = True
     """False for an experiment built only by its own target (``all_<name>``), such as the scale studies."""
 
@@ -71,6 +81,42 @@ class Experiment:
     def findings_path(self, results: str) -> str:
         """The findings file the report's landing page reads."""
         return f"{results}/{self.findings_relative}"
+
+    def provenance(self, results: str) -> list[str]:
+        """The Parquet tables whose provenance the report's table lists."""
+        return [f"{results}/{path}" for path in self.provenance_relative]
+
+    def declared(self, results: str) -> dict[str, list[str]]:
+        """What the experiment adds to the default target and the report (``ddppm.pipeline.declared``: the
+        workflow declares it under ``experiment <name>``, so the rule file does not restate it); nothing for an
+        experiment outside the default run."""
+        if not self.in_default_run:
+            return {}
+        return {
+            "targets": self.targets(results),
+            "provenance": self.provenance(results),
+            "findings": [self.findings_path(results)],
+        }
+
+    def step(self, name: str) -> Callable[[Any], Mapping[str, Any] | None]:
+        """The step ``name``: a method decorated with :func:`experiment_step`, called by the generic script with
+        the Snakemake job (its ``input``, ``output``, ``params``, ``wildcards``; anything with those attributes
+        outside Snakemake), returning what to write by output name (``None`` if it wrote its outputs itself)."""
+        function = getattr(type(self), name, None)
+        if not getattr(function, STEP_MARK, False):
+            steps = sorted(attr for attr in dir(type(self)) if getattr(getattr(type(self), attr), STEP_MARK, False))
+            raise ValueError(f"experiment {self.name!r} has no step {name!r}; its steps are {steps}")
+        return getattr(self, name)
+
+
+STEP_MARK = "is_experiment_step"
+
+
+def experiment_step(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Method decorator: make it a step the generic script may run (``Experiment.step``), and nothing else:
+    a helper method is never run by a rule by mistake."""
+    setattr(function, STEP_MARK, True)
+    return function
 
 
 DISCOVERED_PACKAGE = "ddppm.experiments"

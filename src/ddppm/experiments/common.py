@@ -411,6 +411,7 @@ class CommonTaskExperiment(Experiment):
     title = "The common task: which method"
     targets_relative = ("common/summary.csv", "common/which_method.csv", "common/findings.txt")
     findings_relative = "common/findings.txt"
+    provenance_relative = ("common/summary.parquet",)
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)

@@ -244,6 +244,7 @@ class LocalDPPCAExperiment(Experiment):
         "ldppca/findings.txt",
     )
     findings_relative = "ldppca/findings.txt"
+    provenance_relative = (*(f"ldppca/{fig}/summary.parquet" for fig in FIGURES), "ldppca/summary.parquet")
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)

@@ -402,6 +402,10 @@ class PrivatePowerMethodExperiment(Experiment):
         f"ppm/tables/{table}.csv" for table in ("errors", "eps_ratio", "sensitivity_ratio")
     )
     findings_relative = "ppm/tables/findings.txt"
+    provenance_relative = (
+        "ppm/data/reference.parquet",
+        *(f"ppm/tables/{table}.parquet" for table in ("errors", "eps_ratio", "sensitivity_ratio")),
+    )
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)

@@ -210,6 +210,11 @@ class WorkshopExperiment(Experiment):
         f"workshop/tables/{table}.csv" for table in ("summary", "budget", "claims")
     )
     findings_relative = "workshop/tables/findings.txt"
+    provenance_relative = (
+        "workshop/data/normalized.parquet",
+        "workshop/params.parquet",
+        *(f"workshop/tables/{table}.parquet" for table in ("summary", "budget", "claims")),
+    )
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)

@@ -65,8 +65,8 @@ rule common_summary:
     """Common task: the summary with costs, the "which method" table, the not-certified list, the findings and the
     README's table."""
     input:
-        runs=lambda wc: COMMON_RUNS + COMMON_SEARCHED_RUNS + COMMON_PEER_RUNS,
-        bounds=lambda wc: COMMON_LOWER_BOUNDS,
+        runs=lambda wc: COMMON_RUNS + DECLARED.collect("common_searched_runs") + COMMON_PEER_RUNS,
+        bounds=lambda wc: DECLARED.collect("common_lower_bounds"),
     output:
         summary=f"{COMMON}/summary.csv",
         summary_page=report(
@@ -255,9 +255,8 @@ rule common_task:
         f"{COMMON}/clipping.csv",
 
 
-EXPERIMENT_TARGETS.extend(COMMON_EXPERIMENT.targets(RESULTS) + COMMON_FIGURES + [f"{COMMON}/clipping.csv"])
-PROVENANCE_INPUTS.append(f"{COMMON}/summary.parquet")
-FINDINGS_INPUTS.append(COMMON_EXPERIMENT.findings_path(RESULTS))
+# Beyond what the experiment declares (its tables, findings and provenance): the figures its settings choose.
+DECLARED.declare("experiments/common.smk", targets=COMMON_FIGURES + [f"{COMMON}/clipping.csv"])
 
 
 localrules:

@@ -137,11 +137,6 @@ rule ldppca:
         LDPPCA_EXPERIMENT.targets(RESULTS),
 
 
-EXPERIMENT_TARGETS.extend(LDPPCA_EXPERIMENT.targets(RESULTS))
-PROVENANCE_INPUTS.extend([f"{LDPPCA}/{fig}/summary.parquet" for fig in LDPPCA_FIGURES] + [f"{LDPPCA}/summary.parquet"])
-FINDINGS_INPUTS.append(LDPPCA_EXPERIMENT.findings_path(RESULTS))
-
-
 localrules:
     ldppca_summary,
     ldppca_figure,

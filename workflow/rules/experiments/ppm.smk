@@ -205,18 +205,6 @@ rule ppm_fig2:
         PPM_TABLES[2],
 
 
-EXPERIMENT_TARGETS.extend(PPM_EXPERIMENT.targets(RESULTS))
-PROVENANCE_INPUTS.extend(
-    [
-        f"{PPM}/data/reference.parquet",
-        f"{PPM}/tables/errors.parquet",
-        f"{PPM}/tables/eps_ratio.parquet",
-        f"{PPM}/tables/sensitivity_ratio.parquet",
-    ]
-)
-FINDINGS_INPUTS.append(PPM_EXPERIMENT.findings_path(RESULTS))
-
-
 localrules:
     ppm_summary,
     ppm_figure_fig1,

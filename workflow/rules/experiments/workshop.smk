@@ -178,19 +178,6 @@ rule workshop_fig1:
         WORKSHOP_TABLES,
 
 
-EXPERIMENT_TARGETS.extend(WORKSHOP_EXPERIMENT.targets(RESULTS))
-PROVENANCE_INPUTS.extend(
-    [
-        f"{WORKSHOP}/data/normalized.parquet",
-        f"{WORKSHOP}/params.parquet",
-        f"{WORKSHOP}/tables/summary.parquet",
-        f"{WORKSHOP}/tables/budget.parquet",
-        f"{WORKSHOP}/tables/claims.parquet",
-    ]
-)
-FINDINGS_INPUTS.append(WORKSHOP_EXPERIMENT.findings_path(RESULTS))
-
-
 localrules:
     workshop_data,
     workshop_summary,

@@ -6,22 +6,14 @@ DDPPM_CALIBRATION_CHUNKS = lambda ds: int(dataset_config(config, ds)["methods"][
 DDPPM_USES = ["ddppm"]
 DDPPM_SEARCHED_USES = ["ddppm", *config["common"]["searched"]["methods"]]
 DDPPM_FLOORS = {ds: [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet"] for ds in DATASETS}
-FIG2_FLOORS.update(DDPPM_FLOORS)
 # The common task lists D-DP-PM beside its table with the floor: a δ no parameter choice gets under; on the data
 # sets only the common task runs, the network view's floor on the common task's ε grid.
-COMMON_LOWER_BOUNDS.append(f"{RESULTS}/methods/ddppm/common_bounds.parquet")
 DDPPM_COMMON_ONLY = (
     [ds for ds in config["common"]["datasets"] if ds not in DATASETS] if "common" in config["experiments"] else []
 )
 # Where the floor leaves room, the journal and workshop D-DP-PM calibrated to the common δ under a searched threat
 # model (common.searched): their runs join the common task's summary, beside its table (privacy column searched).
 DDPPM_COMMON_SEARCHED = searched_datasets(config) if "common" in config["experiments"] else []
-COMMON_SEARCHED_RUNS.extend(f"{RESULTS}/methods/ddppm/{ds}/common_searched.parquet" for ds in DDPPM_COMMON_SEARCHED)
-# The landing page's verdict reads the floors and the δ-vs-T curves of every threat model (Fig. 3's data).
-VERDICT_INPUTS.append(f"{RESULTS}/tables/floor.csv")
-VERDICT_INPUTS.extend(
-    f"{RESULTS}/methods/ddppm/{ds}/{tm}/delta_vs_T.parquet" for ds in DATASETS for tm in DDPPM_THREAT_MODELS(DATASETS[0])
-)
 DDPPM_CALIBRATION_KEYS = (
     "epsilons",
     "delta_limits",
@@ -210,15 +202,6 @@ rule fig3:
         DDPPM_FIG3,
 
 
-METHOD_TARGETS.extend(DDPPM_FIG3 + DDPPM_FRONTIER)
-PROVENANCE_INPUTS.extend(
-    f"{RESULTS}/methods/ddppm/{ds}/{tm}/{name}.parquet"
-    for ds in DATASETS
-    for tm in DDPPM_THREAT_MODELS(ds)
-    for name in ("calibration", "delta_vs_T")
-)
-
-
 localrules:
     ddppm_params,
     figure_fig3,
@@ -239,7 +222,7 @@ rule figure_frontier:
             threat_model=wc.threat_model,
         ),
         floors=[path for paths in DDPPM_FLOORS.values() for path in paths],
-        references=lambda wc: FRONTIER_REFERENCES,
+        references=lambda wc: DECLARED.collect("frontier_references"),
     output:
         png=report(
             f"{RESULTS}/figures/frontier_{{threat_model}}.png",
@@ -407,8 +390,24 @@ rule floor:
         rules.ddppm_floor_table.output,
 
 
-METHOD_TARGETS.extend([f"{RESULTS}/tables/floor.csv", f"{RESULTS}/tables/floor.html"])
-PROVENANCE_INPUTS.extend(f"{RESULTS}/methods/ddppm/{ds}/floor.parquet" for ds in DATASETS)
+# What this file adds to the default target, the report, Fig. 2 and the common task (DECLARED, common.smk): the
+# landing page's verdict reads the floors and the δ-vs-T curves of every threat model (Fig. 3's data).
+DECLARED.declare(
+    "methods/ddppm.smk",
+    targets=DDPPM_FIG3 + DDPPM_FRONTIER + [f"{RESULTS}/tables/floor.csv", f"{RESULTS}/tables/floor.html"],
+    provenance=[
+        f"{RESULTS}/methods/ddppm/{ds}/{tm}/{name}.parquet"
+        for ds in DATASETS
+        for tm in DDPPM_THREAT_MODELS(ds)
+        for name in ("calibration", "delta_vs_T")
+    ]
+    + [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet" for ds in DATASETS],
+    verdict=[f"{RESULTS}/tables/floor.csv"]
+    + [f"{RESULTS}/methods/ddppm/{ds}/{tm}/delta_vs_T.parquet" for ds in DATASETS for tm in DDPPM_THREAT_MODELS(DATASETS[0])],
+    fig2_floors=DDPPM_FLOORS,
+    common_lower_bounds=[f"{RESULTS}/methods/ddppm/common_bounds.parquet"],
+    common_searched_runs=[f"{RESULTS}/methods/ddppm/{ds}/common_searched.parquet" for ds in DDPPM_COMMON_SEARCHED],
+)
 
 
 localrules:

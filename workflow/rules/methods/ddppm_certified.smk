@@ -3,7 +3,7 @@
 # calibration-frontier figure draws beside its own candidates.
 
 CERTIFIED_FRONTIERS = [f"{RESULTS}/methods/ddppm_certified/{ds}/frontier.parquet" for ds in DATASETS]
-FRONTIER_REFERENCES.extend(CERTIFIED_FRONTIERS)
+DECLARED.declare("methods/ddppm_certified.smk", frontier_references=CERTIFIED_FRONTIERS)
 
 
 rule ddppm_certified_frontier:
