@@ -156,3 +156,39 @@ def test_the_interval_counts_draws_not_runs():
     half = student_t.ppf(0.975, 4) * means.std(ddof=1) / np.sqrt(5)
     assert row["error_ci_hi"] - row["error_mean"] == pytest.approx(half)
     assert half > 1.96 * errors.std(ddof=1) / np.sqrt(20)  # correlated runs: wider than the runs' interval
+
+
+def test_added_draws_are_the_draws_a_longer_run_would_have_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulation identity: draws added at a point (raw_records.add_draws_until_separated) are exactly draws 2..3 of a
+    run with four draws from the start, for the methods of an open competitive set, and nothing else is added."""
+    import ddppm.common_task.raw_records as raw_records
+
+    records, plan = _records(), PreprocessingPlan()
+    first = raw_records_runs(records, [5.0], [1e-5], [1], 4, 2, 0, plan, OPTIONS, dataset="wine", methods=_methods())
+    calls = iter([["analyze_gauss", "conventional"], []])
+    monkeypatch.setattr(raw_records, "open_sets", lambda point: next(calls))
+    extended = raw_records.add_draws_until_separated(records, first, 5.0, 1e-5, 1, 8, 0, plan, OPTIONS, "wine")
+    added = extended[extended["adaptive"]]
+    assert set(added["method"]) == {"analyze_gauss", "conventional"} and set(added["draw"]) == {2, 3}
+    pair = {name: get_method(name) for name in ("analyze_gauss", "conventional")}
+    longer = raw_records_runs(records, [5.0], [1e-5], [1], 8, 4, 0, plan, OPTIONS, dataset="wine", methods=pair)
+    longer = longer[(longer["draw"] >= 2) & longer["method"].isin(["analyze_gauss", "conventional"])]
+    longer = longer.set_index(["method", "run"])["error"].sort_index()
+    assert len(longer) == 8
+    added = added.set_index(["method", "run"])["error"].sort_index()
+    np.testing.assert_array_equal(added.to_numpy(), longer.to_numpy())
+
+
+def test_added_draws_stop_at_the_cap() -> None:
+    """With every set open (two methods of the same law cannot separate), draws double up to the cap and no further."""
+    import ddppm.common_task.raw_records as raw_records
+
+    records, plan = _records(), PreprocessingPlan()
+    first = raw_records_runs(records, [5.0], [1e-5], [1], 4, 2, 0, plan, OPTIONS, dataset="wine", methods=_methods())
+    original = raw_records.open_sets
+    try:
+        raw_records.open_sets = lambda point: ["conventional"]
+        extended = raw_records.add_draws_until_separated(records, first, 5.0, 1e-5, 1, 5, 0, plan, OPTIONS, "wine")
+    finally:
+        raw_records.open_sets = original
+    assert sorted(set(extended["draw"])) == [0, 1, 2, 3, 4]  # 2, then 2 more, then 1 to reach the cap of 5

@@ -359,20 +359,28 @@ def test_wang_xu_on_the_common_task_has_the_law_of_every_row_releasing() -> None
 
 
 def test_which_method_markdown_names_the_best_per_trust_level() -> None:
+    """Each cell: the best with its interval, a tie with its members, or "no method beats chance"; a line says how
+    many draws the answer rests on and where draws were added."""
     import pandas as pd
 
     from ddppm.experiments.common import which_method_markdown
 
-    which = pd.DataFrame(
-        [
-            {"dataset": "s", "k": 1, "eps": 5.0, "trust_model": "central", "best": "a", "error_mean": 0.1},
-            {"dataset": "s", "k": 1, "eps": 5.0, "trust_model": "local", "best": "b", "error_mean": 0.3},
-            {"dataset": "s", "k": 1, "eps": 1.0, "trust_model": "local", "best": "c", "error_mean": 0.9},
-            {"dataset": "s", "k": 2, "eps": 5.0, "trust_model": "local", "best": "d", "error_mean": 0.5},
-        ]
-    )
+    def row(eps, trust, best, error, k=1, **extra):
+        return {"dataset": "s", "k": k, "eps": eps, "trust_model": trust, "best": best, "error_mean": error,
+                "error_ci_lo": error - 0.01, "error_ci_hi": error + 0.01, "competitive": best, "tie": False,
+                "beats_chance": True, "units": 10, **extra}  # fmt: skip
+
+    which = pd.DataFrame([
+        row(5.0, "central", "a", 0.1),
+        row(5.0, "secure_aggregation", "e", 0.2, competitive="e;f", tie=True, units=40),
+        row(5.0, "local", "b", 0.3, beats_chance=False),
+        row(1.0, "local", "c", 0.9),
+        row(5.0, "local", "d", 0.5, k=2),
+    ])  # fmt: skip
     summary = pd.DataFrame({"dataset": ["s", "s"], "k": [1, 2], "chance_error": [0.95, 0.9]})
     lines = which_method_markdown(which, summary).splitlines()
-    assert lines[0].startswith("| data set (k = 1, ε = 5)") and len(lines) == 3
-    assert lines[2] == "| s | `b` 0.300 | – | `a` 0.100 | 0.95 |"
-    assert "`d` 0.500" in which_method_markdown(which, summary, k=2)
+    assert lines[0].startswith("| data set (k = 1, ε = 5)")
+    assert lines[2] == ("| s | no method beats chance (best `b` 0.300 [0.290, 0.310]) | tie: `e`, `f` (0.200 [0.190, "
+                        "0.210]) | `a` 0.100 [0.090, 0.110] | 0.95 |")  # fmt: skip
+    assert "over 10 independent units" in lines[4] and "s (secure_aggregation): 40 draws, a tie at the cap" in lines[4]
+    assert "`d` 0.500 [0.490, 0.510]" in which_method_markdown(which, summary, k=2)

@@ -205,9 +205,9 @@ def which_method(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.
     order = {name: i for i, name in enumerate(dict.fromkeys([STANDARD, *summary["setting"]]))}
     groups = eligible.groupby(["setting", "dataset", "k", "eps"], sort=True)
     for (setting, dataset, k, eps), group in sorted(groups, key=lambda item: order[item[0][0]]):
-        ranked: dict[str, Any] = {}
+        by_trust: dict[str, Any] = {}
         if runs is not None:
-            ranked = rankings(runs[(runs["setting"] == setting) & (runs["dataset"] == dataset) & (runs["k"] == k)
+            by_trust = rankings(runs[(runs["setting"] == setting) & (runs["dataset"] == dataset) & (runs["k"] == k)
                                    & (runs["eps"] == eps)])  # fmt: skip
         for trust in TRUST_LEVELS:
             usable = group[group["trust_model"].map(TRUST_ORDER) >= TRUST_ORDER[trust]]
@@ -233,8 +233,8 @@ def which_method(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.
                 "runner_up_error": float(second["error_mean"]) if second is not None else np.nan,
                 "runner_up_ci_lo": float(second["error_ci_lo"]) if second is not None else np.nan,
             }
-            if trust in ranked:
-                row.update(_competitive(ranked[trust]))
+            if trust in by_trust:
+                row.update(_competitive(by_trust[trust]))
             rows.append(row)
     table = pd.DataFrame(rows)
     if len(table):  # the best is clearly best only when the intervals do not overlap

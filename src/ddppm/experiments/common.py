@@ -15,7 +15,13 @@ import pandas as pd
 
 from ddppm.common_task.bounds import bounds_at_points
 from ddppm.common_task.preprocessing import PreprocessingPlan
-from ddppm.common_task.raw_records import PREPROCESSING_ONLY, RawRecords, raw_records_runs, reference_labels
+from ddppm.common_task.raw_records import (
+    PREPROCESSING_ONLY,
+    RawRecords,
+    add_draws_until_separated,
+    raw_records_runs,
+    reference_labels,
+)
 from ddppm.common_task.run import not_certified, reference_eps, run_methods, summarise, which_method
 from ddppm.common_task.settings import PREPARED, STANDARD, common_setting, common_settings, task_options
 from ddppm.common_task.task import CommonTask
@@ -174,9 +180,16 @@ def runs_of_dataset(
                               "options (dataset_options)")  # fmt: skip
         records = raw_records_of(problem, dataset, loader)
         preprocessing = section["preprocessing"]
-        return raw_records_runs(records, eps, limits, ranks, section["runs"], preprocessing["draws"], section["seed"],
-                                PreprocessingPlan.from_section(preprocessing), task_options(section, chosen.adjacency),
-                                dataset=dataset, setting=setting)  # fmt: skip
+        plan, options = PreprocessingPlan.from_section(preprocessing), task_options(section, chosen.adjacency)
+        runs = raw_records_runs(records, eps, limits, ranks, section["runs"], preprocessing["draws"], section["seed"],
+                                plan, options, dataset=dataset, setting=setting)  # fmt: skip
+        if setting != STANDARD or preprocessing["adaptive_draws"] <= preprocessing["draws"]:
+            return runs
+        # The "which method" table's point (which_method_markdown): draws added until each answer separates.
+        at = reference_eps(eps)
+        limit = dict(zip(eps, limits, strict=True))[at]
+        return add_draws_until_separated(records, runs, at, limit, min(ranks), int(preprocessing["adaptive_draws"]),
+                                         section["seed"], plan, options, dataset, setting)  # fmt: skip
     frames = []
     for k in ranks:
         task = CommonTask.from_problem(problem, k)
@@ -373,10 +386,23 @@ def second_setting_findings(
     return lines
 
 
+def _answer_cell(row: pd.Series) -> str:
+    """One cell of the "which method" table: the best method with its mean error and 95 % interval, the tied
+    methods where the competitive set has more than one member, or that no method beats chance."""
+    interval = f"{row['error_mean']:.3f} [{row['error_ci_lo']:.3f}, {row['error_ci_hi']:.3f}]"
+    if "beats_chance" in row and pd.notna(row["beats_chance"]) and not bool(row["beats_chance"]):
+        return f"no method beats chance (best `{row['best']}` {interval})"
+    if "tie" in row and pd.notna(row["tie"]) and bool(row["tie"]):
+        return "tie: " + ", ".join(f"`{m}`" for m in str(row["competitive"]).split(";")) + f" ({interval})"
+    return f"`{row['best']}` {interval}"
+
+
 def which_method_markdown(which: pd.DataFrame, summary: pd.DataFrame, k: int = 1, eps: float = 5.0) -> str:
-    """The answer as one Markdown table (the README's): per data set, the best certified method and its mean error
-    for each trust level at (k, ε), with the chance level. ``k``/``ε`` fall back to the smallest rank and the
-    grid's middle when the run has no such point. The standard setting's rows only."""
+    """The answer as one Markdown table (the README's): per data set and trust level at (k, ε), the best certified
+    method with its mean error and 95 % interval, ties within noise, or "no method beats chance" (the competitive
+    set, :func:`ddppm.common_task.run.which_method`), with the chance level and a line on how many draws the
+    answer rests on. ``k``/``ε`` fall back to the smallest rank and the grid's middle when the run has no such
+    point. The standard setting's rows only."""
     which, summary = _standard(which), _standard(summary)
     ranks = sorted(set(which["k"]))
     k = k if k in ranks else ranks[0]
@@ -389,11 +415,19 @@ def which_method_markdown(which: pd.DataFrame, summary: pd.DataFrame, k: int = 1
     at = which[(which["k"] == k) & (which["eps"] == eps)]
     for dataset, group in at.groupby("dataset", sort=True):
         best = group.set_index("trust_model")
-        cells = [
-            f"`{best.loc[t, 'best']}` {best.loc[t, 'error_mean']:.3f}" if t in best.index else "–"
-            for t, _ in TRUST_COLUMNS
-        ]
+        cells = [_answer_cell(best.loc[t]) if t in best.index else "–" for t, _ in TRUST_COLUMNS]
         lines.append(f"| {dataset} | " + " | ".join(cells) + f" | {chance.get(dataset, float('nan')):.2f} |")
+    if "units" in at and at["units"].notna().any():
+        units = at["units"].dropna().astype(int)
+        added = at[at["units"] > units.min()]
+        where = "; ".join(f"{r.dataset} ({r.trust_model}): {int(r.units)} draws, "
+                          + ("a tie at the cap" if bool(r.tie) else "separated")
+                          for r in added.itertuples())  # fmt: skip
+        lines += ["", f"Mean error [95 % interval, Student's t over {units.min()} independent units: preprocessing "
+                  "draws from the raw records]. A tie lists the methods not significantly worse than the best "
+                  "(paired 95 % intervals); \"no method beats chance\" where the best's mean squared error is not "
+                  "significantly below 1 − k/d. Where a tie remained, draws were added until it separated or a cap: "
+                  + (where or "none needed more") + "."]  # fmt: skip
     return "\n".join(lines)
 
 
