@@ -194,7 +194,7 @@ def load_dataset(
         )
     meta: dict[str, Any] = {"name": name, "label": LABELS.get(name, name), "source": source, "seed": int(seed)}
     if source == "file":
-        X, found = load_local(name, options)
+        X, found = load_local(name, {**options, **{k: v for k, v in (("url", url), ("sha256", sha256)) if v}})
         meta.update(found)
     elif source == "url":
         expected = SHAPES[name][1] if name in _SKLEARN_LOADERS else None

@@ -204,9 +204,11 @@ def read_local_file(path: str | Path, options: dict[str, Any], key: str) -> np.n
         for mask, what, fix in problems:
             if mask.any():
                 row = int(np.flatnonzero(mask.to_numpy())[0])
+                cell = frame[name].iloc[row]
+                cell = repr(cell) if isinstance(cell, str) else str(cell)
                 where = f"row {row}" if first_line is None else f"line {row + first_line}"
                 raise DataError(f"data file {str(p)!r} ({key}.path), {where}, column {name!r}: "
-                                f"{frame[name].iloc[row]!r} {what} ({int(mask.sum())} such cell(s) in that column); "
+                                f"{cell} {what} ({int(mask.sum())} such cell(s) in that column); "
                                 f"{fix}")  # fmt: skip
         values[:, j] = numbers.to_numpy(dtype=np.float64)
     if values.shape[0] < 2:
