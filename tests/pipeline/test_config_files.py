@@ -103,3 +103,23 @@ def test_a_missing_file_or_too_few_rows_stop_before_any_job(base, tmp_path: Path
     config = _with_file(base, small, public_bounds=BOUNDS, partition={"m": 4})
     with pytest.raises(ConfigError, match=r"partition\.m = 4 agents but mine has 3 rows"):
         validate_config(config)
+
+
+def test_the_documented_entries_validate(base, tmp_path: Path) -> None:
+    """The README's one-line entry and docs/common_task.md's ("Your own data"), with their file in place."""
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    inline = re.search(r"`(dataset_options:\s*\{mine:.*?\}\}\})`", readme, flags=re.S).group(1)
+    docs = (REPO / "docs" / "common_task.md").read_text(encoding="utf-8").split("## Your own data")[1]
+    block = docs.split("```yaml\n")[1].split("```")[0]
+    for snippet, columns in ((inline, ["x"]), (block, ["id", "t", "h", "load"])):
+        entry = yaml.safe_load(snippet)
+        path = tmp_path / Path(entry["dataset_options"]["mine"]["path"]).name
+        rows = np.abs(np.random.default_rng(1).normal(size=(50, len(columns)))) * 5
+        pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+        entry["dataset_options"]["mine"]["path"] = str(path)
+        config = copy.deepcopy(base)
+        config["dataset_options"]["mine"] = entry["dataset_options"]["mine"]
+        config["common"]["datasets"] = entry.get("common", {}).get("datasets", ["wine", "mine"])
+        assert "mine" in validate_config(config)["common"]["datasets"]
