@@ -95,6 +95,14 @@ def test_a_bad_file_entry_stops_before_any_job(base, user_csv, entry, message) -
         validate_config(_with_file(base, user_csv, **entry))
 
 
+def test_a_name_must_be_a_path_segment(base, user_csv) -> None:
+    config = _with_file(base, user_csv, public_bounds=BOUNDS)
+    config["dataset_options"]["my data/1"] = config["dataset_options"].pop("mine")
+    config["common"]["datasets"] = ["wine", "my data/1"]
+    with pytest.raises(ConfigError, match=r"dataset_options\.my data/1: a data set's name is part of file paths"):
+        validate_config(config)
+
+
 def test_a_missing_file_or_too_few_rows_stop_before_any_job(base, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"dataset_options\.mine\.path: no file at"):
         validate_config(_with_file(base, tmp_path / "nowhere.csv", public_bounds=BOUNDS))

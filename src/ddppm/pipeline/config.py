@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import re
 from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
 from pathlib import Path
@@ -142,6 +143,10 @@ def dataset_files(config: dict[str, Any], datasets: Sequence[str]) -> list[str]:
 def check_dataset_names(config: dict[str, Any]) -> None:
     """Every data set the config names (``datasets``, ``delta_limits``, ``dataset_options``) is known
     (:func:`known_datasets`); an unknown one is a typo or a file not yet declared, and the error says both fixes."""
+    for ds in file_datasets(config):
+        if not re.fullmatch(r"[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*", ds):
+            raise ConfigError(f"dataset_options.{ds}: a data set's name is part of file paths and job names; use "
+                              "letters, digits, `_` and `-` only (e.g. my_data)")  # fmt: skip
     known = known_datasets(config)
     named = [("datasets", ds) for ds in config.get("datasets", [])]
     named += [(key, ds) for key in ("delta_limits", "dataset_options") for ds in config.get(key) or {}]
