@@ -4,14 +4,14 @@ from ddppm.methods import common_task_methods
 from ddppm.common_task.peers import PEERS_LOCK, check_peer_environment, peer_minutes
 from ddppm.common_task.settings import common_settings, setting_config_keys
 from ddppm.core.errors import ConfigError
-from ddppm.data import DATASETS as KNOWN_DATASETS
 from ddppm.config import validate_config
 from ddppm.experiments import get_experiment
 from ddppm.experiments.common import raw_records_params, searched_datasets
 from ddppm.methods import available_methods, calibrated_methods, get_method
 from ddppm.methods.peers import peer_uses
 from ddppm.pipeline.code import job_code_version
-from ddppm.pipeline.config import dataset_config, eps_label, job_params, other_results_hint
+from ddppm.pipeline.config import dataset_config, dataset_files, eps_label, job_params, known_datasets
+from ddppm.pipeline.config import other_results_hint
 from ddppm.pipeline.declared import Declared
 
 
@@ -63,7 +63,8 @@ REPORT_LANDING = f"{RESULTS}/report/landing.rst"
 
 
 wildcard_constraints:
-    dataset="|".join(KNOWN_DATASETS),  # the journal's `datasets` and those only an experiment uses
+    # the journal's `datasets`, those only an experiment uses, and the user's files (dataset_options, source: file)
+    dataset="|".join(known_datasets(config)),
     method="|".join(available_methods()),
     eps=r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?",
     chunk=r"[0-9]+",
@@ -117,6 +118,12 @@ def problem_files(wildcards=None):
         "partition": f"{RESULTS}/data/{{dataset}}/partition.parquet",
         "network": f"{RESULTS}/data/{{dataset}}/network.parquet",
     }
+
+
+def local_file(wildcards):
+    """The user's file the data set is read from (`dataset_options.<name>.source: file`; none otherwise): an input
+    of each job that reads it, so editing the file reruns exactly those jobs and what depends on them."""
+    return dataset_files(config, [wildcards.dataset])
 
 
 def mc_chunks(dataset):

@@ -1,5 +1,7 @@
 rule prepare_dataset:
     """Load one dataset and bring every row into the unit ball (standardise, then scale)."""
+    input:
+        local_file,
     output:
         f"{RESULTS}/data/{{dataset}}/normalized.parquet",
     params:

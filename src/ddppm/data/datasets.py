@@ -18,6 +18,8 @@ Supported names (:data:`DATASETS`):
     The common task's own sets (docs/common_task.md), from no source paper: scikit-learn's bundled 8×8 digit
     images (1797×64, a real higher-dimensional set) and a seeded spiked-covariance set with a known spectral gap
     (20000×50, :func:`spiked_synthetic`).
+any other name, with ``source="file"``
+    The user's own CSV, TSV or Parquet file (:mod:`ddppm.data.local_file`; config ``dataset_options.<name>``).
 
 The paper assumes every data point lies in the unit ball; :func:`normalize` enforces it and
 :func:`check_unit_ball` verifies it.
@@ -27,10 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from ddppm.core.errors import ConfigError, DataError
-from ddppm.data.sources import download, read_numeric_table
+from ddppm.data.local_file import FILE_OPTIONS, load_local
+from ddppm.data.sources import URL_LOADER_OPTIONS, load_url
 from ddppm.data.specs import dataset_specs
 
 _SPECS = dataset_specs()
@@ -46,8 +45,8 @@ _SPECS = dataset_specs()
 DATASETS: tuple[str, ...] = tuple(_SPECS)
 """Names accepted by :func:`load_dataset`: one record each in ``datasets.yaml`` (:mod:`ddppm.data.specs`)."""
 
-SOURCES: tuple[str, ...] = ("default", "url")
-"""Values accepted for ``source`` (config key ``datasets.<name>.source``)."""
+SOURCES: tuple[str, ...] = ("default", "url", "file")
+"""Values accepted for ``source`` (config key ``dataset_options.<name>.source``)."""
 
 NORMALIZATIONS: tuple[str, ...] = ("standardize", "scale", "sphere")
 """Values accepted by :func:`normalize` (config key ``normalization``)."""
@@ -63,7 +62,6 @@ LABELS: dict[str, str] = {name: spec.label for name, spec in _SPECS.items()}
 
 _SKLEARN_LOADERS: dict[str, str] = {name: spec.sklearn_loader for name, spec in _SPECS.items() if spec.sklearn_loader}
 _GENERATORS = {name: spec.generator for name, spec in _SPECS.items() if spec.generator}
-_URL_OPTIONS = ("delimiter", "header", "drop_last_column", "drop_columns", "check_shape", "timeout")
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,7 +115,7 @@ def matrix_sha256(X: np.ndarray) -> str:
 # --------------------------------------------------------------------------------------------- loading
 
 
-URL_OPTIONS = ("url", "sha256", *_URL_OPTIONS)
+URL_OPTIONS = ("url", "sha256", *URL_LOADER_OPTIONS)
 
 
 def accepted_options(name: str, source: str) -> tuple[str, ...]:
@@ -125,6 +123,8 @@ def accepted_options(name: str, source: str) -> tuple[str, ...]:
     dataset and source; any other loader option is an error, never silently ignored."""
     if source == "url":
         return URL_OPTIONS
+    if source == "file":
+        return FILE_OPTIONS
     if name in _SKLEARN_LOADERS:
         return ()
     generator = _GENERATORS[name]
@@ -146,14 +146,15 @@ def load_dataset(
     Parameters
     ----------
     name : str
-        One of :data:`DATASETS`.
-    source : {"default", "url"}
+        One of :data:`DATASETS`, or any name with ``source="file"``.
+    source : {"default", "url", "file"}
         ``"default"``: the scikit-learn copy for ``diabetes`` (``load_diabetes(scaled=False)``, the raw
         features), ``breast_cancer``, ``wine`` and ``digits`` (features only, no targets), the seeded generator
         for ``ami_synthetic`` (:func:`ami_synthetic`), ``sbm_graph_signal`` (:func:`sbm_graph_signal`) and
         ``spiked_synthetic`` (:func:`spiked_synthetic`).
         ``"url"``: download a delimited numeric table from ``url`` (checked against ``sha256``) into
         ``cache_dir`` and read it with :func:`read_numeric_table`.
+        ``"file"``: read a local CSV, TSV or Parquet file (option ``path``; :mod:`ddppm.data.local_file`).
     url, sha256 : str, optional
         Required for ``source="url"`` (config keys ``datasets.<name>.url`` / ``datasets.<name>.sha256``).
     cache_dir : str or Path, optional
@@ -166,6 +167,8 @@ def load_dataset(
         none. ``source="url"``: ``delimiter``, ``header``, ``drop_last_column``, ``drop_columns`` (see
         :func:`read_numeric_table`), ``timeout`` (seconds, default 30) and ``check_shape`` (default
         True: for diabetes / breast_cancer / wine the number of columns must equal the paper's ``d``).
+        ``source="file"``: ``path``, ``columns``, ``drop_columns``, ``header``, ``delimiter``
+        (:func:`ddppm.data.local_file.read_local_file`).
 
     Returns
     -------
@@ -179,19 +182,23 @@ def load_dataset(
     ConfigError
         Unknown option for the chosen source.
     """
-    if name not in DATASETS:
-        raise DataError(
-            f"unknown dataset {name!r}; valid dataset names are {', '.join(DATASETS)}. "
-            "Fix the dataset name in the config (the keys under `datasets`)."
-        )
     if source not in SOURCES:
         raise DataError(
             f"unknown source {source!r} for dataset {name!r}; valid sources are {', '.join(SOURCES)}. "
             f"Fix `dataset_options.{name}.source` in the config."
         )
-    meta: dict[str, Any] = {"name": name, "label": LABELS[name], "source": source, "seed": int(seed)}
-    if source == "url":
-        X = _load_url(name, url=url, sha256=sha256, cache_dir=cache_dir, options=options, meta=meta)
+    if name not in DATASETS and source != "file":
+        raise DataError(
+            f"unknown dataset {name!r}; valid dataset names are {', '.join(DATASETS)}. Fix the dataset name in the "
+            f"config, or load a file of your own under this name (`dataset_options.{name}`: source file, path)."
+        )
+    meta: dict[str, Any] = {"name": name, "label": LABELS.get(name, name), "source": source, "seed": int(seed)}
+    if source == "file":
+        X, found = load_local(name, {**options, **{k: v for k, v in (("url", url), ("sha256", sha256)) if v}})
+        meta.update(found)
+    elif source == "url":
+        expected = SHAPES[name][1] if name in _SKLEARN_LOADERS else None
+        X = load_url(name, url=url, sha256=sha256, cache_dir=cache_dir, options=options, meta=meta, columns=expected)
         if name == "ami_synthetic":
             meta["label"] = "AMI stand-in (downloaded smart-meter profiles)"
             meta["stand_in"] = "downloaded stand-in for the paper's private AMI smart-meter data"
@@ -235,52 +242,6 @@ def _load_sklearn(name: str, meta: dict[str, Any]) -> np.ndarray:
     meta["origin"] = f"sklearn.datasets.{call}.data"
     meta["sklearn_version"] = sklearn.__version__
     return np.asarray(bunch.data, dtype=np.float64)
-
-
-def _default_cache_dir() -> Path:
-    env = os.environ.get("DDPPM_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "ddppm"
-
-
-def _load_url(
-    name: str,
-    *,
-    url: str | None,
-    sha256: str | None,
-    cache_dir: str | Path | None,
-    options: dict[str, Any],
-    meta: dict[str, Any],
-) -> np.ndarray:
-    if not url:
-        raise DataError(f"dataset {name!r} has source 'url' but no URL; set `dataset_options.{name}.url`.")
-    if not sha256:
-        raise DataError(
-            f"dataset {name!r} has source 'url' but no pinned checksum; set `dataset_options.{name}.sha256` "
-            "to the sha256 hex digest of the file."
-        )
-    unknown = sorted(set(options) - set(_URL_OPTIONS))
-    if unknown:
-        raise ConfigError(
-            f"unknown option(s) {unknown} for dataset {name!r} with source 'url'; valid options are "
-            f"{', '.join(_URL_OPTIONS)}. Fix `dataset_options.{name}`."
-        )
-    opts = dict(options)
-    timeout = float(opts.pop("timeout", 30.0))
-    check_shape = bool(opts.pop("check_shape", True))
-    basename = Path(urllib.parse.urlparse(url).path).name or "download"
-    cache = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
-    dest = cache / f"{name}-{sha256.strip().lower()[:12]}-{basename}"
-    path = download(url, sha256, dest, timeout=timeout)
-    X = read_numeric_table(path, **opts)
-    if check_shape and name in _SKLEARN_LOADERS and X.shape[1] != SHAPES[name][1]:
-        raise DataError(
-            f"dataset {name!r} from {url} has {X.shape[1]} numeric columns, the expected shape has "
-            f"{SHAPES[name][1]}; drop label/id columns with `dataset_options.{name}.drop_columns` or "
-            f"`drop_last_column`, or set `dataset_options.{name}.check_shape: false`."
-        )
-    meta.update(url=url, file_sha256=sha256.strip().lower(), cache_path=str(path), options=dict(options))
-    meta["origin"] = url
-    return X
 
 
 # ------------------------------------------------------------------------------------- normalisation

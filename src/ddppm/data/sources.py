@@ -1,22 +1,27 @@
-"""Remote data sources: a checksummed, atomic download and a reader for delimited numeric tables."""
+"""Remote data sources: a checksummed, atomic download, a reader for delimited numeric tables, and a data set
+loaded from a pinned URL (config ``source: url``)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ddppm.core.errors import DataError
+from ddppm.core.errors import ConfigError, DataError
 from ddppm.core.io import atomic_write
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+URL_LOADER_OPTIONS = ("delimiter", "header", "drop_last_column", "drop_columns", "check_shape", "timeout")
+"""Options of ``source: url`` besides ``url`` and ``sha256``."""
 
 
 def read_numeric_table(
@@ -194,3 +199,54 @@ def download(url: str, sha256: str, dest: Path, timeout: float = 30) -> Path:
     except OSError as exc:  # e.g. the cache directory cannot be created
         raise DataError(f"cannot store the download of {url} at {str(dest)!r}: {exc}") from exc
     return dest
+
+
+def _default_cache_dir() -> Path:
+    env = os.environ.get("DDPPM_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "ddppm"
+
+
+def load_url(
+    name: str,
+    *,
+    url: str | None,
+    sha256: str | None,
+    cache_dir: str | Path | None,
+    options: dict[str, Any],
+    meta: dict[str, Any],
+    columns: int | None = None,
+) -> np.ndarray:
+    """Data set ``name`` from ``url`` (pinned by ``sha256``), downloaded into ``cache_dir`` and read with
+    :func:`read_numeric_table` (``options``: its own and ``timeout``, ``check_shape``); ``meta`` gets the url, the
+    file's sha256 and the cache path. ``columns``: the number of columns the data set must have (unless
+    ``check_shape`` is false), or ``None``."""
+    if not url:
+        raise DataError(f"dataset {name!r} has source 'url' but no URL; set `dataset_options.{name}.url`.")
+    if not sha256:
+        raise DataError(
+            f"dataset {name!r} has source 'url' but no pinned checksum; set `dataset_options.{name}.sha256` "
+            "to the sha256 hex digest of the file."
+        )
+    unknown = sorted(set(options) - set(URL_LOADER_OPTIONS))
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) {unknown} for dataset {name!r} with source 'url'; valid options are "
+            f"{', '.join(URL_LOADER_OPTIONS)}. Fix `dataset_options.{name}`."
+        )
+    opts = dict(options)
+    timeout = float(opts.pop("timeout", 30.0))
+    check_shape = bool(opts.pop("check_shape", True))
+    basename = Path(urllib.parse.urlparse(url).path).name or "download"
+    cache = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
+    dest = cache / f"{name}-{sha256.strip().lower()[:12]}-{basename}"
+    path = download(url, sha256, dest, timeout=timeout)
+    X = read_numeric_table(path, **opts)
+    if check_shape and columns is not None and X.shape[1] != columns:
+        raise DataError(
+            f"dataset {name!r} from {url} has {X.shape[1]} numeric columns, the expected shape has "
+            f"{columns}; drop label/id columns with `dataset_options.{name}.drop_columns` or "
+            f"`drop_last_column`, or set `dataset_options.{name}.check_shape: false`."
+        )
+    meta.update(url=url, file_sha256=sha256.strip().lower(), cache_path=str(path), options=dict(options))
+    meta["origin"] = url
+    return X

@@ -5,7 +5,8 @@ papers whose figures use it, how to load it (a scikit-learn loader with its argu
 :mod:`ddppm.data.synthetic`), whether it stands in for private data, and its public bounds with their source
 (docs/privacy.md, "What is public"). The tables the rest of the library reads (:data:`ddppm.data.DATASETS`,
 ``SHAPES``, ``LABELS``...) are derived from these records, so a new data set is one record (and, if synthetic,
-its generator). A user's file can take a record's place by config (``dataset_options.<name>``, source ``url``).
+its generator). A user's local file needs no record (``dataset_options.<name>``, source ``file``:
+:mod:`ddppm.data.local_file`); a download can take a record's place (source ``url``).
 """
 
 from __future__ import annotations

@@ -28,19 +28,20 @@ from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.data import DATASETS
-from ddppm.data.public_prep import (
-    PREPARED_ROWS,
-    RAW_RECORDS,
-    check_declared,
-    check_route,
-    public_bounds,
-)
+from ddppm.data.public_prep import PREPARED_ROWS, RAW_RECORDS, check_declared, check_route, public_bounds
 from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.experiments.common_peers import check_peers, peer_findings
 from ddppm.methods import calibrated_methods, common_task_methods, method_styles
 from ddppm.methods.gossip_base.searched import searched_runs
 from ddppm.methods.peers import peer_uses
-from ddppm.pipeline.config import check_prepared_dataset, dataset_config, dataset_rows, job_params
+from ddppm.pipeline.config import (
+    check_prepared_dataset,
+    dataset_config,
+    dataset_rows,
+    job_params,
+    known_datasets,
+    unknown_dataset,
+)
 from ddppm.pipeline.method_options import method_options
 from ddppm.pipeline.steps import load_raw_dataset
 from ddppm.privacy.threat_models import resolve
@@ -54,9 +55,9 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
     """Cross-key checks of the validated section ``common``: a data set the journal run does not use is still
     prepared and split by the pipeline (its loader options and agents under ``dataset_options.<name>``), so it
     gets the same checks."""
-    unknown = [ds for ds in section["datasets"] if ds not in DATASETS]
-    if unknown:
-        raise ConfigError(f"common.datasets: {unknown} are not data sets the pipeline knows; use some of {DATASETS}")
+    known = known_datasets(config) if config is not None else DATASETS
+    for ds in (ds for ds in section["datasets"] if ds not in known):
+        raise ConfigError(unknown_dataset(f"common.datasets: {ds!r}", ds, known))
     if config is not None:
         for ds in section["datasets"]:
             if ds not in config["datasets"]:

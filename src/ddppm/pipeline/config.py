@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
+import re
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,8 @@ from ddppm.core.network import mixing_matrix, validate_mixing_matrix
 from ddppm.core.schema import canonical, merge, schema_defaults, validate
 from ddppm.data import DATASETS, SHAPES
 from ddppm.data.datasets import accepted_options
+from ddppm.data.local_file import FILE_OPTIONS, file_shape
+from ddppm.data.public_prep import bounds_from_entry
 from ddppm.methods import available_methods
 from ddppm.privacy.threat_models import ACCOUNTINGS, ADJACENCIES, BUILT_IN, VIEWS, threat_model_table
 
@@ -37,8 +41,11 @@ __all__ = [
     "canonical",
     "check_prepared_dataset",
     "dataset_config",
+    "dataset_files",
     "eps_label",
+    "file_datasets",
     "job_params",
+    "known_datasets",
     "pipeline_schema",
     "select",
     "validate_config",
@@ -51,7 +58,6 @@ def pipeline_schema() -> dict[str, Any]:
     """The journal pipeline's schema: the base schema with the threat models' defaults and allowed values and one
     ``methods.<name>`` entry per registered method (``experiments`` lists none: :mod:`ddppm.config` adds them)."""
     schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
-    schema["properties"]["datasets"]["items"]["enum"] = list(DATASETS)
     # The threat models' default and allowed values come from their one table, not from a copy in the YAML.
     schema["properties"]["threat_models"]["default"] = {name: tm.as_dict() for name, tm in BUILT_IN.items()}
     allowed = schema["definitions"]["threat_model"]["properties"]
@@ -109,10 +115,54 @@ def validate_config(
     config["threat_models"] = {
         name: tm.as_dict() for name, tm in threat_model_table(config.get("threat_models")).items()
     }
+    check_dataset_names(config)
     for check in extra_checks:
         check(config)
     check_config(config)
     return config
+
+
+def file_datasets(config: dict[str, Any]) -> list[str]:
+    """The data sets read from a local file (``dataset_options.<name>.source: file``), in the config's order."""
+    return [ds for ds, o in (config.get("dataset_options") or {}).items() if (o or {}).get("source") == "file"]
+
+
+def known_datasets(config: dict[str, Any]) -> list[str]:
+    """Every data set name ``config`` may use: the records of ``datasets.yaml`` (:data:`ddppm.data.DATASETS`) and
+    the user's files (:func:`file_datasets`)."""
+    return [*DATASETS, *(ds for ds in file_datasets(config) if ds not in DATASETS)]
+
+
+def dataset_files(config: dict[str, Any], datasets: Sequence[str]) -> list[str]:
+    """The local files ``datasets`` are read from (as written in the config), for the ``input:`` of the jobs that
+    read them: editing a file reruns exactly those jobs and what depends on them (no sha256 needed)."""
+    options = config.get("dataset_options") or {}
+    return [options[ds]["path"] for ds in dict.fromkeys(datasets) if ds in file_datasets(config)]
+
+
+def check_dataset_names(config: dict[str, Any]) -> None:
+    """Every data set the config names (``datasets``, ``delta_limits``, ``dataset_options``) is known
+    (:func:`known_datasets`); an unknown one is a typo or a file not yet declared, and the error says both fixes."""
+    for ds in file_datasets(config):
+        if not re.fullmatch(r"[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*", ds):
+            raise ConfigError(f"dataset_options.{ds}: a data set's name is part of file paths and job names; use "
+                              "letters, digits, `_` and `-` only (e.g. my_data)")  # fmt: skip
+    known = known_datasets(config)
+    named = [("datasets", ds) for ds in config.get("datasets", [])]
+    named += [(key, ds) for key in ("delta_limits", "dataset_options") for ds in config.get(key) or {}]
+    for key, ds in named:
+        if ds not in known:
+            raise ConfigError(unknown_dataset(f"{key}: {ds!r}" if key == "datasets" else f"{key}.{ds}", ds, known))
+
+
+def unknown_dataset(where: str, name: str, known: Sequence[str]) -> str:
+    """The error for an unknown data set ``name`` (``where``: the config key that names it): the closest known name,
+    and how to declare a file of one's own under that name."""
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean `{close[0]}`?)" if close else ""
+    return (f"{where}: unknown dataset{hint}; known datasets are {list(known)}. For a file of your own under this "
+            f"name, declare it: `dataset_options.{name}` with `source: file`, `path` and `public_bounds` (README, "
+            "'Your own data')")  # fmt: skip
 
 
 def verdict_roles(config: dict[str, Any] | None = None) -> dict[str, str]:
@@ -194,15 +244,8 @@ def check_config(config: dict[str, Any]) -> None:
         if name not in available_methods():
             known = sorted(available_methods())
             raise ConfigError(f"verdict.{role}: {name!r} is not a registered method of the journal task ({known})")
-    # Entries for known datasets that are not run are fine (a --configfile merges over config.yaml);
-    # an unknown name is a typo that would silently leave the real dataset on its defaults.
-    known = pipeline_schema()["properties"]["datasets"]["items"]["enum"]
-    for key in ("delta_limits", "dataset_options"):
-        unknown = sorted(set(config.get(key, {})) - set(known))
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], known, n=1)
-            hint = f" (did you mean `{close[0]}`?)" if close else ""
-            raise ConfigError(f"{key}.{unknown[0]}: unknown dataset{hint}; known datasets are {known}")
+    # Entries for known datasets that are not run are fine (a --configfile merges over config.yaml); an unknown
+    # name is a typo that would silently leave the real dataset on its defaults: check_dataset_names ran first.
     for ds in datasets:
         limits = config.get("delta_limits", {}).get(ds)
         if limits is None:
@@ -239,7 +282,56 @@ def dataset_rows(config: dict[str, Any], ds: str) -> int | None:
     """The number of rows n of data set ``ds`` known before it is loaded (its configured ``n``, or the default
     shape of a built-in source), else ``None`` (a file or URL: known once loaded)."""
     merged = dataset_config(config, ds)
+    if merged["dataset"]["source"] == "file":
+        return local_file_shape(ds, merged["dataset"])[0]
     return merged["dataset"].get("n") or (SHAPES[ds][0] if merged["dataset"]["source"] == "default" else None)
+
+
+def local_file_shape(ds: str, loader: dict[str, Any]) -> tuple[int, int]:
+    """``(n, d)`` of data set ``ds`` read from a local file (``loader``: its ``dataset_options`` with defaults),
+    from the file's header and row count (:func:`ddppm.data.local_file.file_shape`; cached while the file is
+    unchanged). Raises :class:`ConfigError` naming the key when the file is missing or unreadable."""
+    key = f"dataset_options.{ds}"
+    if not loader.get("path"):
+        raise ConfigError(f"{key}.path: source 'file' needs the file's path (a CSV, TSV or Parquet file)")
+    path = Path(loader["path"])
+    options = {k: loader[k] for k in FILE_OPTIONS if k in loader and k != "path"}
+    try:
+        stat = path.stat()
+    except OSError:
+        stat = None
+    try:
+        return _file_shape(str(path), (stat.st_mtime_ns, stat.st_size) if stat else None, json.dumps(options), key)
+    except DDPPMError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+@lru_cache(maxsize=64)
+def _file_shape(path: str, stamp: tuple[int, int] | None, options: str, key: str) -> tuple[int, int]:
+    return file_shape(path, json.loads(options), key)
+
+
+def check_file_dataset(config: dict[str, Any], ds: str) -> None:
+    """A data set from a local file, before any job: the file exists and reads, and its public bounds are declared
+    (required under a new name) with one ``[lower, upper]`` per column the options read. Raises
+    :class:`ConfigError` naming ``dataset_options.<name>.public_bounds`` (or the file's key) and the fix."""
+    loader = dataset_config(config, ds)["dataset"]
+    n, d = local_file_shape(ds, loader)
+    key = f"dataset_options.{ds}.public_bounds"
+    entry = loader.get("public_bounds")
+    if not entry and ds not in DATASETS:
+        raise ConfigError(
+            f"{key}: the file {loader['path']!r} ({n} rows, {d} columns) has no public bounds; declare them "
+            f"(`kind`: documentation, construction or declared; `source`: where they come from; `features`: {d} "
+            "[lower, upper] pairs in the columns' order, or `all_features`: one pair for all). Only these and n "
+            "shape a row outside a mechanism (docs/privacy.md, 'What is public')"
+        )
+    if entry:
+        try:
+            bounds_from_entry(entry, d, key)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} (the file {loader['path']!r} has {d} columns as read: `columns` and "
+                              "`drop_columns` choose them)") from None  # fmt: skip
 
 
 def check_prepared_dataset(config: dict[str, Any], ds: str) -> None:
@@ -248,6 +340,8 @@ def check_prepared_dataset(config: dict[str, Any], ds: str) -> None:
     Raises :class:`ConfigError` naming the key."""
     merged = dataset_config(config, ds)
     source = merged["dataset"]["source"]
+    if source == "file":
+        check_file_dataset(config, ds)
     accepted = accepted_options(ds, source)
     loader = {k for k in config["dataset_options"].get(ds, {}) if k not in (*GLOBAL_SECTIONS, "methods")}
     useless = sorted(loader - {"source", "normalization", "public_bounds"} - set(accepted))

@@ -40,6 +40,7 @@ rule common_runs:
     from the raw records: it also reads the data set's loader options and declared public bounds)."""
     input:
         unpack(problem_files),
+        records=local_file,  # the standard setting reads the raw records
     output:
         f"{COMMON}/runs/{{setting}}/{{dataset}}.parquet",
     wildcard_constraints:
@@ -156,6 +157,8 @@ use rule common_figure as common_figure_setting with:
 rule common_clipping:
     """Common task: what the declared public bounds clip on each data set's raw records, and the error from clipping
     alone (docs/privacy.md, "What is public")."""
+    input:
+        dataset_files(config, COMMON_DATASETS),  # the user's files among them (dataset_options, source: file)
     output:
         csv=f"{COMMON}/clipping.csv",
         page=report(
