@@ -109,7 +109,8 @@ def render(members: pd.DataFrame, facts: dict[str, Any], trust: str, eps: float,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script ``ddppm``: ``ddppm advise --n … --d … --m … --eps … --delta … --trust … --k …``."""
-    parser = argparse.ArgumentParser(prog="ddppm", description="Differentially private PCA over many parties.")
+    program = __name__.split(".")[0]  # the console script's name, the package's
+    parser = argparse.ArgumentParser(prog=program, description="Differentially private PCA over many parties.")
     commands = parser.add_subparsers(dest="command", required=True)
     ask = commands.add_parser("advise", help="which method, from public parameters only (reads no data)")
     ask.add_argument("--n", type=int, required=True, help="rows (individuals)")

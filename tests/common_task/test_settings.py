@@ -17,7 +17,7 @@ from ddppm.common_task.run import run_methods, summarise, which_method
 from ddppm.common_task.settings import PREPARED, STANDARD, common_setting, common_settings
 from ddppm.config import validate_config
 from ddppm.core.errors import ConfigError
-from ddppm.experiments.common import findings, second_setting_findings
+from ddppm.experiments.common_findings import findings, second_setting_findings
 from tests.common_task.test_task import _task
 from tests.conftest import REPO
 
@@ -197,7 +197,7 @@ def test_findings_state_each_second_setting_with_numbers() -> None:
 
 
 def test_the_readme_says_where_the_ranking_changes_against_the_prepared_rows() -> None:
-    from ddppm.experiments.common import ranking_changes
+    from ddppm.experiments.common_findings import ranking_changes
 
     rows = []
     for setting, best in ((STANDARD, ("a", "b")), (PREPARED, ("a", "c"))):

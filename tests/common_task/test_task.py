@@ -363,7 +363,7 @@ def test_which_method_markdown_names_the_best_per_trust_level() -> None:
     many draws the answer rests on and where draws were added."""
     import pandas as pd
 
-    from ddppm.experiments.common import which_method_markdown
+    from ddppm.experiments.common_findings import which_method_markdown
 
     def row(eps, trust, best, error, k=1, **extra):
         return {"dataset": "s", "k": k, "eps": eps, "trust_model": trust, "best": best, "error_mean": error,

@@ -4,7 +4,8 @@ the README's table."""
 import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
-from ddppm.experiments.common import findings, readme_summary, tables
+from ddppm.experiments.common import tables
+from ddppm.experiments.common_findings import findings, readme_summary
 from ddppm.pipeline.report import write_table_page
 from ddppm.pipeline.steps import setup_logging
 

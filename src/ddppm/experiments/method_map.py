@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.core.io import read_parquet
 from ddppm.core.errors import ConfigError
+from ddppm.core.io import read_parquet
 from ddppm.data.specs import dataset_specs
 from ddppm.experiments.base import Experiment, experiment_step, register_experiment
 from ddppm.methods import common_task_methods, method_styles

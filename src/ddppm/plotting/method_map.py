@@ -109,7 +109,7 @@ def factors_figure(cells: pd.DataFrame, factors: dict[str, list[float]], base: d
     trusts = [t for t in ("central", "secure_aggregation", "local") if t in set(cells["trust"])]
     names = [f for f in factors if factors[f]]
     with mpl.rc_context(_RC):
-        fig = _figure((4.4 * len(trusts), 1.15 * len(names) + 1.6))
+        fig = _figure((4.6 * len(trusts), 0.95 * len(names) + 1.6))
         axes = fig.subplots(len(names), len(trusts), squeeze=False)
         drawn: dict[str, Any] = {}
         for r, factor in enumerate(names):
@@ -123,10 +123,12 @@ def factors_figure(cells: pd.DataFrame, factors: dict[str, list[float]], base: d
                 xs, _, table = _cell_grid(at, factor, "row", trust)
                 _draw_cells(ax, xs, [0], table, styles, drawn)
                 ax.set_yticks([])
-                ax.set_xlabel(FACTOR_LABELS[factor], fontsize=8)
+                if c == 0:
+                    ax.set_ylabel(FACTOR_LABELS[factor].replace(" ", "\n", 1), fontsize=8, rotation=0, ha="right",
+                                  va="center")  # fmt: skip
                 if r == 0:
                     ax.set_title(f"users who trust {TRUST_TITLES[trust]}", fontsize=9)
-        fixed = ", ".join(f"{k} = {_value_label(v)}" for k, v in base.items())
+        fixed = ", ".join(f"{k} = {_value_label(v)}" for k, v in base.items()).replace("eps", "ε")
         fig.suptitle(f"Which method wins, one factor at a time from {fixed} (certified δ = {delta:g}, spiked data)\n"
                      "colour: the best mean error; number: methods not significantly worse (95 % paired intervals)",
                      fontsize=10)  # fmt: skip

@@ -12,7 +12,8 @@ from ddppm.common_task.run import run_methods, which_method
 from ddppm.common_task.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.network import gossip
-from ddppm.experiments.common import check_searched, findings, tables
+from ddppm.experiments.common import check_searched, tables
+from ddppm.experiments.common_findings import findings
 from ddppm.experiments.workshop import default_section, method_options
 from ddppm.methods.ddppm.algorithm import ddppm_agentwise
 from ddppm.methods.ddppm.common_searched import journal_estimates
