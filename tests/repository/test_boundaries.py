@@ -124,7 +124,7 @@ def test_every_experiment_is_its_module_schema_and_rule_file() -> None:
     from ddppm.experiments import available_experiments
 
     experiments = available_experiments()
-    assert set(experiments) == {"common", "ldppca", "method_map", "ppm", "studies", "workshop"}
+    assert set(experiments) == {"audit", "common", "ldppca", "method_map", "ppm", "studies", "workshop"}
     for name, experiment in experiments.items():
         assert experiment.schema["type"] == "object"
         rules = (REPO / "workflow" / "rules" / "experiments" / f"{name}.smk").read_text(encoding="utf-8")

@@ -123,6 +123,17 @@ class CommonTaskMethod(ABC):
         """``floats_per_agent`` (sent by one agent over the run), ``rounds`` (communication rounds) and
         ``memory`` (peak per-agent memory, as an order such as ``d²``)."""
 
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """What the observer of the method's trust model sees, one flattened row per generator, drawn exactly as
+        :meth:`common_estimate` draws it (the same generators give the same noise): what the audit attacks
+        (:mod:`ddppm.audit`). A method without one is not audited yet (the audit's table says so)."""
+        raise NotImplementedError(f"{type(self).__name__} has no common_view: the audit cannot attack it yet")
+
+
+def upper_triangle(matrix: np.ndarray) -> np.ndarray:
+    """The entries on and above the diagonal of a symmetric matrix (what a release of it publishes)."""
+    return matrix[np.triu_indices(matrix.shape[0])]
+
 
 def top_k(matrices: np.ndarray, k: int) -> np.ndarray:
     """The top-k eigenvectors of each symmetric matrix of ``matrices`` (shape ``(runs, d, d)``), descending."""

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddppm.common_task.adjacency import release_sensitivity
-from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, single_release, top_k
+from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, single_release, top_k, upper_triangle
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
 from ddppm.privacy.mechanisms import symmetric_gaussian
@@ -44,6 +44,14 @@ class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
         local = [task.local_gram(j) for j in range(task.m)]
         sums = np.stack([sum(G + symmetric_gaussian(task.d, sigma, rng) for G in local) for rng in rngs])
         return top_k(sums, task.k)
+
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """Every agent's release (the upper triangle of its noisy second moment), in the order the estimate draws
+        them: with no trusted party, anyone may see all of them."""
+        sigma = float(calibrated.params["sigma"])
+        local = [task.local_gram(j) for j in range(task.m)]
+        return np.stack([np.concatenate([upper_triangle(G + symmetric_gaussian(task.d, sigma, rng)) for G in local])
+                         for rng in rngs])  # fmt: skip
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         return {"floats_per_agent": task.d * (task.d + 1) // 2, "rounds": 1, "memory": "d²"}

@@ -19,10 +19,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddppm.common_task.adjacency import release_sensitivity
-from ddppm.common_task.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
+from ddppm.common_task.base import Calibrated, CommonTaskMethod, GaussianRelease, certified, upper_triangle
 from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.ppm.algorithms import DenseOperator, analyze_gauss, initial_blocks, private_power_method
+from ddppm.privacy.mechanisms import symmetric_gaussian
 
 
 def _streams(rngs: Sequence[np.random.Generator]) -> tuple[list[np.random.Generator], list[np.random.Generator]]:
@@ -97,6 +98,12 @@ class AnalyzeGaussOnCommonTask(CommonTaskMethod):
     ) -> np.ndarray:
         p = calibrated.params
         return analyze_gauss(task.gram, task.k, float(p["sigma"]), float(p["sensitivity"]), list(rngs))
+
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """The curator's release: the upper triangle of ``XᵀX + E`` (:func:`analyze_gauss` draws E the same way)."""
+        p = calibrated.params
+        scale = float(p["sensitivity"]) * float(p["sigma"])
+        return np.stack([upper_triangle(task.gram + symmetric_gaussian(task.d, scale, rng)) for rng in rngs])
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         rows = max(len(p) for p in task.parts)

@@ -1,0 +1,100 @@
+"""Experiment ``audit``: every auditable privacy claim attacked (docs/audit.md), built by ``snakemake audit`` only.
+
+For each certified common-task method that exposes its observer's view (``common_view``), and for the mutants of
+``audit.mutants`` (deliberately broken copies, never in the registry), at every ε of ``audit.epsilons``: a lower
+bound on ε from a likelihood-ratio test on the view under a witness pair (:mod:`ddppm.audit.run`), its verdict, and
+the δ gap the draws could resolve. Methods without a view are listed as not audited yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ddppm.audit.mutants import MUTANTS, mutant
+from ddppm.audit.run import audit_table
+from ddppm.common_task.base import CommonTaskMethod
+from ddppm.core.errors import ConfigError
+from ddppm.core.io import read_parquet
+from ddppm.experiments.base import Experiment, experiment_step, register_experiment
+from ddppm.methods import common_task_methods
+
+
+def auditable_methods() -> dict[str, Any]:
+    """The common-task methods that expose their observer's view (override ``common_view``)."""
+    return {name: method for name, method in common_task_methods().items()
+            if type(method).common_view is not CommonTaskMethod.common_view}  # fmt: skip
+
+
+def audit_figure(table: pd.DataFrame, delta: float) -> Figure:
+    """Measured lower bound on ε against the claimed ε, every audited method and mutant; the diagonal is the claim."""
+    fig = Figure(figsize=(6.4, 4.8), layout="constrained")
+    ax = fig.subplots()
+    audited = table[table["verdict"] != "not audited"]
+    for (method, verdict), rows in audited.groupby(["method", "verdict"], sort=True):
+        marker = "x" if verdict == "violated" else "o"
+        ax.plot(rows["eps"], rows["eps_lower"], marker=marker, linestyle="-", label=f"{method} ({verdict})")
+    top = float(max(audited["eps"].max(), audited["eps_lower"].max())) * 1.1
+    ax.plot([0, top], [0, top], color="black", lw=0.8, ls=":", label="the claim (lower bound = claimed ε)")
+    ax.set(xlim=(0, top), ylim=(-0.03 * top, top), xlabel="claimed ε", ylabel="ε lower bound (95 %, Clopper–Pearson)")
+    draws = int(audited["draws"].min())
+    ax.set_title(f"Privacy audit: measured lower bound on ε against the claim\n(δ = {delta:g}, the observer's whole "
+                 f"view, witness pair, ≥ {draws:,} counted draws per side)", fontsize=9)  # fmt: skip
+    fig.legend(loc="outside lower center", ncol=2, fontsize=7, frameon=False)
+    return fig
+
+
+def audit_findings(table: pd.DataFrame) -> list[str]:
+    """The audit in sentences: each verdict with its bound, and the methods not audited yet."""
+    lines = ["The privacy audit: a lower bound on ε for each method as implemented (evidence, not proof)"]
+    for method, rows in table[table["verdict"] != "not audited"].groupby("method", sort=True):
+        parts = ", ".join(f"claimed ε = {r.eps:g}: ε ≥ {r.eps_lower:.2f} ({r.verdict})" for r in rows.itertuples())
+        lines.append(f"{method} ({rows['trust_model'].iloc[0]} view, {int(rows['draws'].min()):,} draws): {parts}.")
+    missing = sorted(table.loc[table["verdict"] == "not audited", "method"].unique())
+    if missing:
+        lines.append("Not audited yet (no observer view exposed): " + ", ".join(missing) + ".")
+    return lines
+
+
+@register_experiment
+class PrivacyAudit(Experiment):
+    """Every auditable privacy claim attacked, with mutants that the attack must catch."""
+
+    name = "audit"
+    title = "Privacy audit (lower bounds on ε)"
+    in_default_run = False
+    findings_relative = "audit/findings.txt"
+    provenance_relative = ("audit/summary.parquet",)
+
+    def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+        unknown = sorted(set(section["mutants"]) - set(MUTANTS))
+        if unknown:
+            raise ConfigError(f"audit.mutants: unknown {unknown}; known: {sorted(MUTANTS)}")
+
+    def methods_used(self, config: dict[str, Any]) -> list[str]:
+        return sorted(common_task_methods())
+
+    @experiment_step
+    def run(self, job: Any) -> dict[str, Any]:
+        """Every audited row, the not-audited methods, the findings."""
+        section = job.params.cfg["audit"]
+        auditable = auditable_methods()
+        methods = dict(auditable)
+        for name in section["mutants"]:
+            methods[f"{section['mutant_of']}/{name}"] = mutant(auditable[section["mutant_of"]], name)
+        table = audit_table(methods, section["epsilons"], section["delta"], section["draws"], section["seed"],
+                            section["task"], {"adjacency": section["adjacency"]})  # fmt: skip
+        rest = [{"method": name, "trust_model": method.trust_model, "eps": np.nan, "delta": section["delta"],
+                 "verdict": "not audited", "test": "none: the method exposes no observer view yet"}
+                for name, method in common_task_methods().items() if name not in auditable]  # fmt: skip
+        table = pd.concat([table, pd.DataFrame(rest)], ignore_index=True)
+        return {"csv": table, "parquet": table, "findings": audit_findings(table)}
+
+    @experiment_step
+    def figure(self, job: Any) -> dict[str, Any]:
+        """Claimed ε against the measured lower bound."""
+        table, _ = read_parquet(job.input.parquet)
+        return {"png": audit_figure(table, job.params.cfg["audit"]["delta"])}
