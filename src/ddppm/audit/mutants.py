@@ -4,7 +4,8 @@ and in the audit's config, never in the method registry.
 * ``noise_third``: σ one third of its calibrated value;
 * ``half_sensitivity``: the sensitivity taken for the wrong adjacency, Δ/2 (dp-accounting's issue #378 is this
   factor 2: replace-one against add/remove), so every noise scale is halved;
-* ``no_noise``: the release without its noise (the journal D-DP-PM's first release is such a release).
+* ``no_noise``: the release without its noise (the journal D-DP-PM's first release is such a release);
+* ``one_release`` (CAPE only): σ_z calibrated for one release instead of the aggregator's whole view.
 """
 
 from __future__ import annotations
@@ -42,8 +43,22 @@ class ScaledNoise:
         return self.method.common_view(task, calibrated, rngs)
 
 
+class OneReleaseAccounting(ScaledNoise):
+    """CAPE with σ_z calibrated for one release, not for the aggregator's whole view of all m releases: its noise is
+    ``sqrt((m + 1)/(2m))`` of the certified one (:func:`ddppm.methods.cape.view_leakage`)."""
+
+    def __init__(self, method: Any) -> None:
+        super().__init__(method, 1.0, "one_release")
+
+    def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Any:
+        self.factor = float(np.sqrt((task.m + 1) / (2 * task.m)))
+        return super().common_calibrate(task, eps, delta_limit, options)
+
+
 def mutant(method: Any, name: str) -> ScaledNoise:
     """The mutant ``name`` (:data:`MUTANTS`) of ``method``."""
+    if name == "one_release":
+        return OneReleaseAccounting(method)
     if name not in MUTANTS:
         raise ValueError(f"audit.mutants: unknown mutant {name!r}; known: {sorted(MUTANTS)}")
     return ScaledNoise(method, MUTANTS[name], name)

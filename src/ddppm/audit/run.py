@@ -7,8 +7,9 @@ from below (docs/audit.md).
 * **The view** is the method's :meth:`~ddppm.common_task.base.CommonTaskMethod.common_view`, drawn with the same
   code and generators as its estimate.
 * **The test** (:func:`audit_method`): the views are Gaussian with a covariance that does not depend on the data, so
-  the likelihood-ratio test is linear: project on the difference of the two means, estimated from training draws
-  kept apart from the draws that choose the threshold and from those counted (:func:`ddppm.audit.bounds.audit_scores`).
+  the likelihood-ratio test is linear: project on ``Σ⁻¹(μ′ − μ)`` (:func:`fisher_direction`), estimated from training
+  draws kept apart from the draws that choose the threshold and from those counted
+  (:func:`ddppm.audit.bounds.audit_scores`).
 * **Mutants** (:mod:`ddppm.audit.mutants`) are deliberately broken copies that only the audit and the tests use.
 
 A bound above the claimed ε with 95 % confidence is a **violation**; below it the claim is **consistent** with the
@@ -70,6 +71,16 @@ def _views(method: Any, task: CommonTask, calibrated: Any, seed: int, label: tup
         yield method.common_view(task, calibrated, [rng] * (min(start + BATCH, draws) - start))
 
 
+def fisher_direction(first: np.ndarray, second: np.ndarray, ridge: float = 1e-9) -> np.ndarray:
+    """``Σ⁻¹(μ′ − μ)`` from training views under each neighbour (pooled covariance, a relative ridge): the
+    likelihood-ratio direction of two Gaussians with one covariance, correlated noise (CAPE's) included."""
+    diff = second.mean(axis=0) - first.mean(axis=0)
+    pooled = (np.cov(first, rowvar=False) + np.cov(second, rowvar=False)) / 2
+    pooled = np.atleast_2d(pooled)
+    pooled += ridge * np.trace(pooled) / pooled.shape[0] * np.eye(pooled.shape[0])
+    return np.linalg.solve(pooled, diff)
+
+
 def audit_method(name: str, method: Any, eps: float, delta: float, draws: int, seed: int,
                  tasks: tuple[CommonTask, CommonTask], options: dict[str, Any]) -> AuditRow:  # fmt: skip
     """Audit one method at (ε, δ): ``draws`` views per side are counted, as many choose the threshold, and a
@@ -77,18 +88,16 @@ def audit_method(name: str, method: Any, eps: float, delta: float, draws: int, s
     first, second = tasks
     calibrated = method.common_calibrate(first, eps, delta, options)
     train = max(draws // 4, 100)
-    mean_first = np.mean(np.concatenate(list(_views(method, first, calibrated, seed, (name, eps, "train", 0), train))),
-                         axis=0)  # fmt: skip
-    mean_second = np.mean(np.concatenate(list(_views(method, second, calibrated, seed, (name, eps, "train", 1),
-                                                     train))), axis=0)  # fmt: skip
-    direction = mean_second - mean_first
+    trained = [np.concatenate(list(_views(method, task, calibrated, seed, (name, eps, "train", side), train)))
+               for side, task in enumerate(tasks)]  # fmt: skip
+    direction = fisher_direction(trained[0], trained[1])
     scores = [np.concatenate([view @ direction for view in _views(method, task, calibrated, seed, (name, eps, side),
                                                                    2 * draws)])
               for side, task in enumerate(tasks)]  # fmt: skip
     result = audit_scores(scores[0], scores[1], delta)
     verdict = "violated" if result.eps_lower > eps else "consistent"
     return AuditRow(name, str(method.trust_model), float(eps), float(delta), result.draws, result.eps_lower, verdict,
-                    "linear likelihood ratio (Gaussian view), direction from training draws",
+                    "linear likelihood ratio (Gaussian view; Fisher direction from training draws)",
                     resolvable_delta_gap(eps, result.draws))  # fmt: skip
 
 

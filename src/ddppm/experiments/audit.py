@@ -70,9 +70,14 @@ class PrivacyAudit(Experiment):
     provenance_relative = ("audit/summary.parquet",)
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
-        unknown = sorted(set(section["mutants"]) - set(MUTANTS))
-        if unknown:
-            raise ConfigError(f"audit.mutants: unknown {unknown}; known: {sorted(MUTANTS)}")
+        known = set(MUTANTS) | {"one_release"}
+        for entry in section["mutants"]:
+            method, name = entry.split("/")
+            if name not in known:
+                raise ConfigError(f"audit.mutants: unknown mutant {name!r} in {entry!r}; known: {sorted(known)}")
+            if method not in auditable_methods():
+                raise ConfigError(f"audit.mutants: {method!r} in {entry!r} exposes no view; auditable: "
+                                  f"{sorted(auditable_methods())}")  # fmt: skip
 
     def methods_used(self, config: dict[str, Any]) -> list[str]:
         return sorted(common_task_methods())
@@ -83,8 +88,9 @@ class PrivacyAudit(Experiment):
         section = job.params.cfg["audit"]
         auditable = auditable_methods()
         methods = dict(auditable)
-        for name in section["mutants"]:
-            methods[f"{section['mutant_of']}/{name}"] = mutant(auditable[section["mutant_of"]], name)
+        for entry in section["mutants"]:
+            of, name = entry.split("/")
+            methods[entry] = mutant(auditable[of], name)
         table = audit_table(methods, section["epsilons"], section["delta"], section["draws"], section["seed"],
                             section["task"], {"adjacency": section["adjacency"]})  # fmt: skip
         rest = [{"method": name, "trust_model": method.trust_model, "eps": np.nan, "delta": section["delta"],

@@ -40,7 +40,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddppm.common_task.adjacency import release_sensitivity
-from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, GaussianRelease, certified, top_k
+from ddppm.common_task.base import (
+    COMMON_TASK,
+    Calibrated,
+    CommonTaskMethod,
+    GaussianRelease,
+    certified,
+    top_k,
+    upper_triangle,
+)
 from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import PrivacyError
@@ -88,6 +96,13 @@ class CAPE(RegisteredMethod, CommonTaskMethod):
         local = np.stack([task.local_gram(j) for j in range(task.m)])
         releases = [local + cape_noise(task.d, task.m, sigma_z, rng) for rng in rngs]
         return top_k(np.stack([r.sum(axis=0) for r in releases]), task.k)
+
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """The aggregator's whole view: every agent's release (upper triangles), drawn as the estimate draws them."""
+        sigma_z = float(calibrated.params["sigma"])
+        local = np.stack([task.local_gram(j) for j in range(task.m)])
+        return np.stack([np.concatenate([upper_triangle(r) for r in local + cape_noise(task.d, task.m, sigma_z, rng)])
+                         for rng in rngs])  # fmt: skip
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         # One round to build the zero-sum shares (each agent sends its u_j's upper triangle to a sum), one to release.
