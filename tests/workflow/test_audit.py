@@ -22,6 +22,8 @@ def test_the_audit_on_the_tiny_config(tiny_run) -> None:
         assert (audited.loc[[name], "verdict"] == "consistent").all()
         assert (audited.loc[[name], "eps_lower"] <= audited.loc[[name], "eps"]).all()
     assert (audited.loc[["analyze_gauss/no_noise"], "verdict"] == "violated").all()
+    journal = audited.loc[["ddppm (paper)"]]  # the journal D-DP-PM at its tiny paper point (too few draws to refute)
+    assert (journal["eps_lower"] > 0).all() and (journal["trust_model"] == "gossip").all()
     assert set(table.loc[table["verdict"] == "not audited", "method"]).isdisjoint(auditable_methods())
     assert (folder / "figure.png").stat().st_size > 10_000
     assert "evidence, not proof" in (folder / "findings.txt").read_text()

@@ -14,6 +14,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ddppm.accounting.rows import params_from_row
+from ddppm.audit.bounds import resolvable_delta_gap
+from ddppm.audit.gossip import audit_gossip
 from ddppm.audit.mutants import MUTANTS, mutant
 from ddppm.audit.run import audit_table
 from ddppm.common_task.base import CommonTaskMethod
@@ -21,6 +24,8 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.io import read_parquet
 from ddppm.experiments.base import Experiment, experiment_step, register_experiment
 from ddppm.methods import common_task_methods
+from ddppm.methods.ddppm.steps import floor_neighbours
+from ddppm.pipeline.steps import problem_from_files
 
 
 def auditable_methods() -> dict[str, Any]:
@@ -83,6 +88,37 @@ class PrivacyAudit(Experiment):
         return sorted(common_task_methods())
 
     @experiment_step
+    def journal(self, job: Any) -> dict[str, Any]:
+        """The journal D-DP-PM on one data set at its calibrated points (``audit.journal``): the quadratic
+        likelihood-ratio test on the observer's whole memory (:mod:`ddppm.audit.gossip`) against the δ floor's worst
+        neighbour of that view."""
+        section = job.params.cfg["audit"]["journal"]
+        problem = problem_from_files(job.input.data, job.input.partition, job.input.network)
+        params, _ = read_parquet(job.input.params)
+        floor, _ = read_parquet(job.input.floor)
+        rows = []
+        for threat_model in section["threat_models"]:
+            for eps in section["epsilons"]:
+                chosen = params[(params["threat_model"] == threat_model) & np.isclose(params["eps"], eps)]
+                if chosen.empty or not bool(chosen["feasible"].iloc[0]):
+                    continue  # no parameters met the limit: nothing runs, nothing to attack
+                row = chosen.iloc[0]
+                view = str(row["view"])
+                at = floor[(floor["view"] == view) & np.isclose(floor["eps"], eps)]
+                neighbour = floor_neighbours(at, view)[0]
+                observer = int(at["observer"].iloc[0]) if int(at["observer"].iloc[0]) >= 0 else 0
+                result = audit_gossip(problem, params_from_row(row), neighbour, observer, view, float(row["delta"]),
+                                      int(section["draws"]), int(job.params.cfg["audit"]["seed"]))  # fmt: skip
+                rows.append({"method": f"ddppm ({threat_model})", "trust_model": "gossip", "eps": float(eps),
+                             "delta": float(row["delta"]), "draws": result.draws, "eps_lower": result.eps_lower,
+                             "verdict": "violated" if result.eps_lower > eps else "consistent",
+                             "test": f"quadratic likelihood ratio on agent {observer}'s whole memory ({view} "
+                                     "view), the δ floor's worst neighbour",
+                             "resolvable_delta_gap": resolvable_delta_gap(eps, result.draws),
+                             "dataset": job.wildcards.dataset})  # fmt: skip
+        return {"parquet": pd.DataFrame(rows)}
+
+    @experiment_step
     def run(self, job: Any) -> dict[str, Any]:
         """Every audited row, the not-audited methods, the findings."""
         section = job.params.cfg["audit"]
@@ -96,7 +132,8 @@ class PrivacyAudit(Experiment):
         rest = [{"method": name, "trust_model": method.trust_model, "eps": np.nan, "delta": section["delta"],
                  "verdict": "not audited", "test": "none: the method exposes no observer view yet"}
                 for name, method in common_task_methods().items() if name not in auditable]  # fmt: skip
-        table = pd.concat([table, pd.DataFrame(rest)], ignore_index=True)
+        journal = [read_parquet(path)[0] for path in job.input.journal]
+        table = pd.concat([table, *journal, pd.DataFrame(rest)], ignore_index=True)
         return {"csv": table, "parquet": table, "findings": audit_findings(table)}
 
     @experiment_step

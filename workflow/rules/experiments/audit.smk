@@ -3,10 +3,37 @@
 AUDIT = f"{RESULTS}/audit"
 AUDIT_EXPERIMENT = get_experiment("audit")
 AUDIT_TITLE = AUDIT_EXPERIMENT.title
+# The journal D-DP-PM is attacked where the default run calibrated it (its parameter and floor tables).
+AUDIT_JOURNAL = [ds for ds in config["audit"]["journal"]["datasets"] if ds in DATASETS and "ddppm" in METHODS]
+
+
+rule audit_journal:
+    """Privacy audit: the journal D-DP-PM at its calibrated points on one data set, the observer's whole memory."""
+    input:
+        unpack(problem_files),
+        params=f"{RESULTS}/params/{{dataset}}/ddppm.parquet",
+        floor=f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet",
+    output:
+        parquet=f"{AUDIT}/journal/{{dataset}}.parquet",
+    params:
+        **step_params("audit.journal", "audit", methods=["ddppm"]),
+    log:
+        f"{LOGS}/audit/journal_{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/audit/journal_{{dataset}}.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/experiment_step.py"
 
 
 rule audit_run:
     """Privacy audit: a lower bound on ε for every auditable method and mutant, and the findings."""
+    input:
+        journal=expand(f"{AUDIT}/journal/{{dataset}}.parquet", dataset=AUDIT_JOURNAL),
     output:
         csv=f"{AUDIT}/summary.csv",
         page=report(
