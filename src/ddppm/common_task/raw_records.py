@@ -187,7 +187,10 @@ def add_draws_until_separated(
     """``runs`` with preprocessing draws added at (k, ε), doubling, to the methods of every competitive set that has
     more than one member (:func:`ddppm.common_task.run.open_sets`), until every set separates or ``cap`` draws are
     reached: the adaptive Monte Carlo of the "which method" table. Each added draw serves as many runs as the first
-    ones; its rows carry ``adaptive`` True."""
+    ones; its rows carry ``adaptive`` True. Records the analyst does not standardise have no draws: nothing is added
+    (their runs are independent units, and ``common.runs`` of them decide)."""
+    if not records.standardises:  # no preprocessing draws: the runs are independent units already
+        return runs.assign(adaptive=False)
     at = (runs["k"] == k) & (runs["eps"] == eps)
     draws = int(runs.loc[at, "draw"].max()) + 1
     per_draw = int((runs.loc[at & (runs["draw"] == 0)].groupby("method").size()).max())

@@ -179,11 +179,16 @@ TRUST_LEVELS = ("central", "secure_aggregation", "local")
 
 
 def unit_errors(runs: pd.DataFrame) -> pd.DataFrame:
-    """Errors per independent unit and method (one column per method): a run, or, where runs share a preprocessing
-    draw (column ``draw``), the mean of that draw's runs; unit u of two methods is paired (the same draw, or
-    independent runs of the same index). Unfinished runs (a peer's, stopped by its time budget) are left out."""
+    """Errors per independent unit and method (one column per method): a run, or, where runs share a private
+    preprocessing draw (column ``draw``, ``preprocessing`` not ``none``), the mean of that draw's runs; unit u of two
+    methods is paired (the same draw, or independent runs of the same index). Unfinished runs (a peer's, stopped by
+    its time budget) are left out."""
     runs = runs[runs["finished"].ne(False)] if "finished" in runs else runs
-    unit = runs["draw"] if "draw" in runs and runs["draw"].notna().all() else runs["run"]
+    shared = "draw" in runs and "preprocessing" in runs and runs["draw"].notna().all()
+    if shared and (runs["preprocessing"] != "none").all():
+        unit = runs["draw"]
+    else:  # no preprocessing noise (the analyst does not standardise): every run is its own unit
+        unit = runs["run"]
     return runs.assign(unit=unit).pivot_table(index="unit", columns="method", values="error", aggfunc="mean")
 
 

@@ -1,0 +1,27 @@
+"""The units the "which method" ranking pairs over (ddppm.common_task.run.unit_errors): preprocessing draws where the
+runs share a private standardisation, runs where there is none."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddppm.common_task.run import unit_errors
+
+
+def _runs(preprocessing: str) -> pd.DataFrame:
+    rows = [{"method": m, "run": r, "draw": r // 5, "preprocessing": preprocessing, "error": 0.1 * r + i}
+            for i, m in enumerate(("a", "b")) for r in range(20)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_shared_draws_are_the_units() -> None:
+    units = unit_errors(_runs("curator"))
+    assert units.shape == (4, 2)  # four draws of five runs each
+    np.testing.assert_allclose(units["a"].to_numpy(), [0.2, 0.7, 1.2, 1.7])
+
+
+def test_without_preprocessing_noise_every_run_is_a_unit() -> None:
+    units = unit_errors(_runs("none"))
+    assert units.shape == (20, 2) and units.loc[7, "b"] == pytest.approx(1.7)
