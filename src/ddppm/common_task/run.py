@@ -120,9 +120,9 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (setting, scope, dataset, k, method, ε): mean error with its 95 % confidence interval (normal approximation),
     mean captured variance, and the calibration and cost columns (constant within a group). Runs with
     ``finished`` False (a peer library's fit stopped by its time budget, :mod:`ddppm.common_task.peers`) count in
-    ``n_unfinished``, not in the statistics. Runs that share a preprocessing draw (column ``draw``, the
-    end-to-end setting: :mod:`ddppm.common_task.raw_records`) are not independent: their interval is Student's over
-    the draws' means."""
+    ``n_unfinished``, not in the statistics. Runs that share a private preprocessing draw (column ``draw`` with
+    ``preprocessing`` not ``none``, the end-to-end setting: :mod:`ddppm.common_task.raw_records`) are not
+    independent: their interval is Student's over the draws' means; without preprocessing noise every run counts."""
     constant = ["delta_limit", "delta", "feasible", "sigma", "noise_multiplier", "floats_per_agent", "rounds",
                 "memory", "chance_error"]  # fmt: skip
 
@@ -130,7 +130,8 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
         # NaN (a method without the column, concatenated with a peer's runs) counts as finished.
         finished = group["finished"].ne(False).to_numpy() if "finished" in group else np.ones(len(group), bool)
         errors = group["error"].to_numpy(float)[finished]
-        half = _half_width(errors, group["draw"].to_numpy()[finished] if "draw" in group else None)
+        shared = "draw" in group and "preprocessing" in group and (group["preprocessing"] != "none").all()
+        half = _half_width(errors, group["draw"].to_numpy()[finished] if shared else None)
         mean = errors.mean() if errors.size else np.nan
         captured = group["captured_variance"].to_numpy(float)[finished]
         out = {c: group[c].iloc[0] for c in constant}

@@ -221,10 +221,11 @@ def which_method_markdown(which: pd.DataFrame, summary: pd.DataFrame, k: int = 1
         where = "; ".join(f"{r.dataset} ({r.trust_model}): {int(r.units)} draws, "
                           + ("a tie at the cap" if bool(r.tie) else "separated")
                           for r in added.itertuples())  # fmt: skip
-        lines += ["", f"Mean error [95 % interval, Student's t over {units.min()} independent units: preprocessing "
-                  "draws from the raw records]. A tie lists the methods not significantly worse than the best "
-                  "(paired 95 % intervals); \"no method beats chance\" where the best's mean squared error is not "
-                  "significantly below 1 − k/d. Where a tie remained, draws were added until it separated or a cap: "
+        lines += ["", f"Mean error [95 % interval, Student's t over at least {units.min()} independent units: "
+                  "preprocessing draws, or runs where the analyst does not standardise]. A tie lists the methods "
+                  "not significantly worse than the best (paired 95 % intervals); \"no method beats chance\" where "
+                  "the best's mean squared error is not significantly below 1 − k/d. Where a tie remained, draws "
+                  "were added until it separated or a cap: "
                   + (where or "none needed more") + "."]  # fmt: skip
     return "\n".join(lines)
 
