@@ -130,7 +130,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
         # NaN (a method without the column, concatenated with a peer's runs) counts as finished.
         finished = group["finished"].ne(False).to_numpy() if "finished" in group else np.ones(len(group), bool)
         errors = group["error"].to_numpy(float)[finished]
-        shared = "draw" in group and "preprocessing" in group and (group["preprocessing"] != "none").all()
+        shared = "draw" in group and ("preprocessing" not in group or (group["preprocessing"] != "none").all())
         half = _half_width(errors, group["draw"].to_numpy()[finished] if shared else None)
         mean = errors.mean() if errors.size else np.nan
         captured = group["captured_variance"].to_numpy(float)[finished]
@@ -185,8 +185,8 @@ def unit_errors(runs: pd.DataFrame) -> pd.DataFrame:
     methods is paired (the same draw, or independent runs of the same index). Unfinished runs (a peer's, stopped by
     its time budget) are left out."""
     runs = runs[runs["finished"].ne(False)] if "finished" in runs else runs
-    shared = "draw" in runs and "preprocessing" in runs and runs["draw"].notna().all()
-    if shared and (runs["preprocessing"] != "none").all():
+    shared = "draw" in runs and runs["draw"].notna().all()
+    if shared and ("preprocessing" not in runs or (runs["preprocessing"] != "none").all()):
         unit = runs["draw"]
     else:  # no preprocessing noise (the analyst does not standardise): every run is its own unit
         unit = runs["run"]

@@ -92,7 +92,7 @@ class PrivacyAudit(Experiment):
         """The journal D-DP-PM on one data set at its calibrated points (``audit.journal``): the quadratic
         likelihood-ratio test on the observer's whole memory (:mod:`ddppm.audit.gossip`) against the δ floor's worst
         neighbour of that view."""
-        section = job.params.cfg["audit"]["journal"]
+        section, method = job.params.cfg["audit"]["journal"], job.params.cfg["verdict"]["method"]
         problem = problem_from_files(job.input.data, job.input.partition, job.input.network)
         params, _ = read_parquet(job.input.params)
         floor, _ = read_parquet(job.input.floor)
@@ -109,7 +109,7 @@ class PrivacyAudit(Experiment):
                 observer = int(at["observer"].iloc[0]) if int(at["observer"].iloc[0]) >= 0 else 0
                 result = audit_gossip(problem, params_from_row(row), neighbour, observer, view, float(row["delta"]),
                                       int(section["draws"]), int(job.params.cfg["audit"]["seed"]))  # fmt: skip
-                rows.append({"method": f"ddppm ({threat_model})", "trust_model": "gossip", "eps": float(eps),
+                rows.append({"method": f"{method} ({threat_model})", "trust_model": "gossip", "eps": float(eps),
                              "delta": float(row["delta"]), "draws": result.draws, "eps_lower": result.eps_lower,
                              "verdict": "violated" if result.eps_lower > eps else "consistent",
                              "test": f"quadratic likelihood ratio on agent {observer}'s whole memory ({view} "

@@ -76,6 +76,12 @@ def _mark_datasets(ax: Any, xs: list[float], datasets: Sequence[tuple[str, float
                 ha="center", va="top", bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})  # fmt: skip
 
 
+def _legend(fig: Figure, drawn: dict[str, Any]) -> None:
+    """One legend under the panels: the best methods drawn, and the chance marking if any cell has it."""
+    fig.legend(handles=list(drawn.values()), labels=list(drawn.keys()), loc="outside lower center",
+               ncol=min(2, len(drawn)), frameon=False)  # fmt: skip
+
+
 def grid_figure(cells: pd.DataFrame, x: str, styles: dict[str, dict[str, Any]], base: dict[str, Any],
                 datasets: Sequence[tuple[str, float]] = (), delta: float | None = None) -> Figure:  # fmt: skip
     """Best method (colour) and competitive-set size (number) over ``x`` × ε, one panel per trust level; the other
@@ -97,8 +103,7 @@ def grid_figure(cells: pd.DataFrame, x: str, styles: dict[str, dict[str, Any]], 
         fig.suptitle(f"{what} (certified δ = {delta:g}, spiked data: {fixed})\n"
                      "colour: the best mean error; number: methods not significantly worse (95 % paired intervals)",
                      fontsize=10)  # fmt: skip
-        fig.legend(handles=list(drawn.values()), labels=list(drawn.keys()), loc="outside lower center",
-                   ncol=min(2, len(drawn)), frameon=False)  # fmt: skip
+        _legend(fig, drawn)
     return fig
 
 
@@ -132,6 +137,5 @@ def factors_figure(cells: pd.DataFrame, factors: dict[str, list[float]], base: d
         fig.suptitle(f"Which method wins, one factor at a time from {fixed} (certified δ = {delta:g}, spiked data)\n"
                      "colour: the best mean error; number: methods not significantly worse (95 % paired intervals)",
                      fontsize=10)  # fmt: skip
-        fig.legend(handles=list(drawn.values()), labels=list(drawn.keys()), loc="outside lower center",
-                   ncol=min(2, len(drawn)), frameon=False)  # fmt: skip
+        _legend(fig, drawn)
     return fig

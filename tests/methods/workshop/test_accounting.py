@@ -2,23 +2,7 @@
 
 import numpy as np
 
-from tests.accounting.test_release import make_problem
-
-
-def _setup(T=3, R=4, seed=1):
-    problem = make_problem(24, 3, 4, 2, topology="ring", seed=seed)
-    rng = np.random.default_rng(seed)
-    alpha, sq = 1 / np.sqrt(problem.mu1 * problem.mu2), 1 / np.sqrt(problem.n)
-    sigmas = 0.3 * sq * 0.8 ** np.arange(T)
-    q0 = sq * rng.standard_normal((problem.n, R))
-    P = sigmas[:, None, None] * rng.standard_normal((T, problem.m * problem.d, R))
-    u = rng.standard_normal((problem.n, R))
-    return problem, alpha, sq, sigmas, q0, P, u
-
-
-class _Params:
-    def __init__(self, alpha, T):
-        self.alpha, self.T = alpha, T
+from tests.methods.workshop.helpers import workshop_setup
 
 
 def test_accountant_on_workshop_releases_equals_direct_gaussian_delta():
@@ -33,7 +17,7 @@ def test_accountant_on_workshop_releases_equals_direct_gaussian_delta():
     from ddppm.privacy.tails import gaussian_tail_delta
 
     T = 2
-    problem, alpha, sq, _, _, _, _ = _setup(T)
+    problem, alpha, sq, _, _, _, _ = workshop_setup(T)
     params = WorkshopParams(alpha, sq, NoiseSchedule("constant", 0.5 * sq, 1.0), T)
     neighbour = heuristic_neighbours(problem, 2, 1, ("zero",))[0]
     settings = AccountantSettings(view="network", accounting="exact", observers=(0,), realisations=1)

@@ -6,29 +6,13 @@ import numpy as np
 
 from ddppm.methods.workshop.algorithm import workshop_agentwise, workshop_network
 from ddppm.methods.workshop.release import WorkshopReleaseModel
-from tests.accounting.test_release import make_problem
-
-
-def _setup(T=3, R=4, seed=1):
-    problem = make_problem(24, 3, 4, 2, topology="ring", seed=seed)
-    rng = np.random.default_rng(seed)
-    alpha, sq = 1 / np.sqrt(problem.mu1 * problem.mu2), 1 / np.sqrt(problem.n)
-    sigmas = 0.3 * sq * 0.8 ** np.arange(T)
-    q0 = sq * rng.standard_normal((problem.n, R))
-    P = sigmas[:, None, None] * rng.standard_normal((T, problem.m * problem.d, R))
-    u = rng.standard_normal((problem.n, R))
-    return problem, alpha, sq, sigmas, q0, P, u
-
-
-class _Params:
-    def __init__(self, alpha, T):
-        self.alpha, self.T = alpha, T
+from tests.methods.workshop.helpers import IterationParams, workshop_setup
 
 
 def test_release_model_equals_simulation():
     T = 3
-    problem, alpha, sq, sigmas, q0, P, u = _setup(T)
-    run = workshop_agentwise(problem, _Params(alpha, T), q0, P, u, noise_factor=2.0)
+    problem, alpha, sq, sigmas, q0, P, u = workshop_setup(T)
+    run = workshop_agentwise(problem, IterationParams(alpha, T), q0, P, u, noise_factor=2.0)
     bases = [np.eye(int(k)) for k in problem.sizes]
     model = WorkshopReleaseModel(problem, alpha, T, bases)
     sources = np.vstack([q0, P.reshape(T * problem.m * problem.d, -1)])
@@ -39,9 +23,9 @@ def test_release_model_equals_simulation():
 
 def test_agentwise_equals_network():
     T = 3
-    problem, alpha, sq, sigmas, q0, P, u = _setup(T)
-    run = workshop_agentwise(problem, _Params(alpha, T), q0, P, u, noise_factor=2.0)
-    q, a = workshop_network(problem, _Params(alpha, T), q0, P)
+    problem, alpha, sq, sigmas, q0, P, u = workshop_setup(T)
+    run = workshop_agentwise(problem, IterationParams(alpha, T), q0, P, u, noise_factor=2.0)
+    q, a = workshop_network(problem, IterationParams(alpha, T), q0, P)
     np.testing.assert_allclose(q, run.q, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(a, run.a, rtol=1e-9, atol=1e-12)
 
@@ -53,7 +37,7 @@ def test_reduced_model_gives_the_full_conditional_law():
     from ddppm.methods.workshop.release import conditional_law_full
 
     T = 3
-    problem, alpha, sq, sigmas, q0, P, u = _setup(T)
+    problem, alpha, sq, sigmas, q0, P, u = workshop_setup(T)
     model = WorkshopReleaseModel(problem, alpha, T, reduction_basis(problem))
     assert model.A.shape[1] < problem.n + T * problem.m * problem.d  # really reduced
     rng = np.random.default_rng(5)
@@ -74,7 +58,7 @@ def test_conditional_law_matches_simulated_releases():
     from ddppm.methods.workshop.release import conditional_law_full
 
     T, R, observer = 2, 40_000, 1
-    problem, alpha, sq, sigmas, _, _, _ = _setup(T)
+    problem, alpha, sq, sigmas, _, _, _ = workshop_setup(T)
     rng = np.random.default_rng(11)
     q0 = sq * rng.standard_normal((problem.n, R))
     P = sigmas[:, None, None] * rng.standard_normal((T, problem.m * problem.d, R))
@@ -82,7 +66,7 @@ def test_conditional_law_matches_simulated_releases():
     own_p = slice(observer * problem.d, (observer + 1) * problem.d)
     q0[own_q] = q0[own_q][:, :1]
     P[:, own_p] = P[:, own_p][:, :, :1]
-    run = workshop_agentwise(problem, _Params(alpha, T), q0, P, np.zeros_like(q0), noise_factor=0.0)
+    run = workshop_agentwise(problem, IterationParams(alpha, T), q0, P, np.zeros_like(q0), noise_factor=0.0)
     Z = run.z_stacked()
     law = conditional_law_full(problem, alpha, sq, sigmas, observer, "network")
     omega = np.concatenate([q0[own_q, 0], P[:, own_p, 0].reshape(-1) / 1.0])

@@ -3,20 +3,24 @@
 AUDIT = f"{RESULTS}/audit"
 AUDIT_EXPERIMENT = get_experiment("audit")
 AUDIT_TITLE = AUDIT_EXPERIMENT.title
-# The journal D-DP-PM is attacked where the default run calibrated it (its parameter and floor tables).
-AUDIT_JOURNAL = [ds for ds in config["audit"]["journal"]["datasets"] if ds in DATASETS and "ddppm" in METHODS]
+# The journal's calibrated method (config `verdict.method`) is attacked where the default run calibrated it (its
+# parameter and δ-floor tables).
+AUDIT_JOURNAL_METHOD = config["verdict"]["method"]
+AUDIT_JOURNAL = [
+    ds for ds in config["audit"]["journal"]["datasets"] if ds in DATASETS and AUDIT_JOURNAL_METHOD in METHODS
+]
 
 
 rule audit_journal:
     """Privacy audit: the journal D-DP-PM at its calibrated points on one data set, the observer's whole memory."""
     input:
         unpack(problem_files),
-        params=f"{RESULTS}/params/{{dataset}}/ddppm.parquet",
-        floor=f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet",
+        params=f"{RESULTS}/params/{{dataset}}/{AUDIT_JOURNAL_METHOD}.parquet",
+        floor=f"{RESULTS}/methods/{AUDIT_JOURNAL_METHOD}/{{dataset}}/floor.parquet",
     output:
         parquet=f"{AUDIT}/journal/{{dataset}}.parquet",
     params:
-        **step_params("audit.journal", "audit", methods=["ddppm"]),
+        **step_params("audit.journal", "audit", "verdict", methods=[AUDIT_JOURNAL_METHOD]),
     log:
         f"{LOGS}/audit/journal_{{dataset}}.log",
     benchmark:
