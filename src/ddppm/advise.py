@@ -103,6 +103,8 @@ def render(members: pd.DataFrame, facts: dict[str, Any], trust: str, eps: float,
         lines.append(f"    {row.label:58s} error {row.error_mean:.3f} [{row.error_lo:.3f}, {row.error_hi:.3f}]"
                      f"  floats/agent {row.floats_per_agent:,}  rounds {row.rounds}")  # fmt: skip
     lines.append(f"  Assumed: {facts['assumption']}.")
+    lines.append("  Scope: the δ covers rows already in the unit ball (prepared rows); records that need private "
+                 "standardisation first spend part of the budget on it (docs/privacy.md).")
     lines.append("  Intervals are over simulated data of your shape, not your data; no data file was read.")
     return "\n".join(lines)
 

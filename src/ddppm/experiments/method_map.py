@@ -21,8 +21,6 @@ from ddppm.methods import common_task_methods, method_styles
 from ddppm.plotting.method_map import factors_figure, grid_figure
 from ddppm.studies.method_map import FACTORS, Shape, map_shapes, run_shape
 
-TITLE_FACTORS = {"n": "n", "d": "d", "gap": "the spectral gap", "m": "m", "k": "k"}
-
 
 def shape_name(shape: Shape) -> str:
     """A file-name form of a shape: ``n10000_d20_gap2_m8_k1``."""
