@@ -52,3 +52,18 @@ def test_the_bound_never_exceeds_the_true_epsilon_and_approaches_it() -> None:
 def test_the_resolution_limit_grows_with_epsilon_and_shrinks_with_draws() -> None:
     assert resolvable_delta_gap(5.0, 10**5) > resolvable_delta_gap(1.0, 10**5) > resolvable_delta_gap(1.0, 10**7)
     assert resolvable_delta_gap(5.0, 10**5) == pytest.approx((1 + np.exp(5)) * np.sqrt(np.log(40) / 2e5))
+
+
+def test_the_statistic_is_chosen_on_held_out_draws() -> None:
+    """Among a useless statistic and the likelihood ratio, the chosen one is the ratio (column 1), and a perfect
+    separator among noise columns is found and bounded by the counts alone (ln(N / ln 40) at most)."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    x = np.column_stack([rng.standard_normal(n), rng.standard_normal(n)])
+    p = np.column_stack([rng.standard_normal(n), 2.0 + rng.standard_normal(n)])
+    result = audit_scores(x, p, 1e-5)
+    assert result.statistic == 1
+    assert result.eps_lower == pytest.approx(audit_scores(x[:, 1], p[:, 1], 1e-5).eps_lower)
+    perfect = audit_scores(np.column_stack([x, -np.ones(n)]), np.column_stack([p, np.ones(n)]), 1e-5)
+    assert perfect.statistic == 2 and perfect.false_pos == 0 and perfect.true_pos == n // 2
+    assert 0.9 * np.log(n / 2 / np.log(40)) < perfect.eps_lower <= np.log(n / 2 / np.log(40))

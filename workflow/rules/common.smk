@@ -101,13 +101,15 @@ def step_params(step, *keys, methods=(), **extra):
     (a regex of the linter takes the word before a colon for a rule: no colons here): ``step`` as
     ``<experiment>.<step>``, the config keys it reads (top-level, dotted; the job's config hash), and its code, that
     is the generic script, the experiment's module with what it imports, and ``methods``, the registered methods it
-    runs (none by default). ``extra`` are further params, e.g. ``caption``, the text of the generic report caption
+    runs (none by default; a function of the wildcards for a job per method). ``extra`` are further params, e.g. ``caption``, the text of the generic report caption
     workflow/report/experiment.rst (a param: editing it reruns the job)."""
     experiment = step.split(".")[0]
     return {
         "step": step,
         "cfg": global_params(*keys),
-        "code": code_of("experiment_step.py", methods=list(methods), experiments=[experiment]),
+        "code": code_of(
+            "experiment_step.py", methods=methods if callable(methods) else list(methods), experiments=[experiment]
+        ),
         **extra,
     }
 

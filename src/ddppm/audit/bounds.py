@@ -5,8 +5,8 @@ If a mechanism is (ε, δ)-DP, every test that says "X′" on its output obeys, 
 ``TPR ≤ e^ε FPR + δ`` and, for the complementary test, ``1 − FPR ≤ e^ε (1 − TPR) + δ`` (TPR = P(say X′ | X′),
 FPR = P(say X′ | X)). With a one-sided lower confidence bound on TPR and an upper one on FPR (each at
 ``(1 − level)/2``), ``ε ≥ max(ln((TPR_lo − δ)/FPR_hi), ln((1 − FPR_hi − δ)/(1 − TPR_lo)))`` holds with probability at
-least ``level``. The threshold of the test is chosen on draws kept apart from those counted
-(:func:`audit_scores`), so the choice costs no confidence.
+least ``level``. The test (a statistic among candidates, and its threshold) is chosen on draws kept apart from
+those counted (:func:`audit_scores`), so the choice costs no confidence.
 
 **Resolution.** With N draws per side the upper bound on FPR is at least about ``−ln(β)/N`` even when no false
 positive occurs, so no bound exceeds ``ln(N/ln(1/β))``; and a gap in δ below about ``(1 + e^ε)·sqrt(ln(1/β)/(2N))``
@@ -48,27 +48,21 @@ def epsilon_lower_bound(true_pos: int, positives: int, false_pos: int, negatives
 
 @dataclass(frozen=True)
 class AuditResult:
-    """The bound and the counts it rests on: the test says X′ when the score exceeds ``threshold``."""
+    """The bound and the counts it rests on: the test says X′ when statistic ``statistic`` (a column of the scores)
+    exceeds ``threshold``."""
 
     eps_lower: float
     threshold: float
     true_pos: int
     false_pos: int
     draws: int
+    statistic: int = 0
 
 
-def audit_scores(scores_x: np.ndarray, scores_x_prime: np.ndarray, delta: float, level: float = LEVEL,
-                 candidates: int = 200) -> AuditResult:  # fmt: skip
-    """The lower bound on ε from scores of the observer's view under X and under X′ (larger means "X′").
-
-    Each sample is split in halves: the first halves choose the threshold (among ``candidates`` quantiles of their
-    pooled scores, the one whose bound from the first halves is largest), the second halves are counted. ``draws``
-    is the number counted per side.
-    """
-    scores_x, scores_x_prime = np.asarray(scores_x, float), np.asarray(scores_x_prime, float)
-    half_x, half_p = scores_x.size // 2, scores_x_prime.size // 2
-    select_x, count_x = np.sort(scores_x[:half_x]), scores_x[half_x:]
-    select_p, count_p = np.sort(scores_x_prime[:half_p]), scores_x_prime[half_p:]
+def _best_threshold(select_x: np.ndarray, select_p: np.ndarray, delta: float, level: float,
+                    candidates: int) -> tuple[float, float]:  # fmt: skip
+    """The threshold (among ``candidates`` quantiles of the pooled sorted scores, tails resolved finely) whose bound
+    on these draws is largest, and that bound."""
     pooled = np.concatenate([select_x, select_p])
     tails = np.logspace(-7, -1, candidates // 2)  # the bound at small δ lives in the tails: resolve them finely
     levels = np.clip(np.concatenate([np.linspace(0.0, 1.0, candidates), tails, 1.0 - tails]), 0.0, 1.0)
@@ -80,9 +74,29 @@ def audit_scores(scores_x: np.ndarray, scores_x_prime: np.ndarray, delta: float,
         bound = epsilon_lower_bound(tp, select_p.size, fp, select_x.size, delta, level)
         if bound > best:
             best, best_threshold = bound, float(threshold)
-    tp, fp = int(np.sum(count_p > best_threshold)), int(np.sum(count_x > best_threshold))
+    return best, best_threshold
+
+
+def audit_scores(scores_x: np.ndarray, scores_x_prime: np.ndarray, delta: float, level: float = LEVEL,
+                 candidates: int = 200) -> AuditResult:  # fmt: skip
+    """The lower bound on ε from scores of the observer's view under X and under X′ (larger means "X′").
+
+    Scores are one statistic per draw (shape ``(N,)``) or several candidate statistics (``(N, S)``). Each sample is
+    split in halves: the first halves choose the statistic and its threshold (the pair whose bound from the first
+    halves is largest), the second halves are counted, so the choice among many tests costs no confidence.
+    ``draws`` is the number counted per side.
+    """
+    scores_x, scores_x_prime = np.asarray(scores_x, float), np.asarray(scores_x_prime, float)
+    if scores_x.ndim == 1:
+        scores_x, scores_x_prime = scores_x[:, None], scores_x_prime[:, None]
+    half_x, half_p = scores_x.shape[0] // 2, scores_x_prime.shape[0] // 2
+    choices = [(*_best_threshold(np.sort(scores_x[:half_x, s]), np.sort(scores_x_prime[:half_p, s]), delta, level,
+                                 candidates), s) for s in range(scores_x.shape[1])]  # fmt: skip
+    _, threshold, statistic = max(choices, key=lambda choice: choice[0])
+    count_x, count_p = scores_x[half_x:, statistic], scores_x_prime[half_p:, statistic]
+    tp, fp = int(np.sum(count_p > threshold)), int(np.sum(count_x > threshold))
     eps = epsilon_lower_bound(tp, count_p.size, fp, count_x.size, delta, level)
-    return AuditResult(eps, best_threshold, tp, fp, int(min(count_x.size, count_p.size)))
+    return AuditResult(eps, threshold, tp, fp, int(min(count_x.size, count_p.size)), int(statistic))
 
 
 def resolvable_delta_gap(eps: float, draws: int, level: float = LEVEL) -> float:

@@ -48,13 +48,16 @@ class GaussianRelease:
 @dataclass(frozen=True)
 class Calibrated:
     """One method at one (ε, δ limit): its parameters, the releases its observer sees, and the δ they achieve
-    (``delta``; NaN for a reference). ``feasible``: the δ is within the limit."""
+    (``delta``; NaN for a reference). ``feasible``: the δ is within the limit. ``test_failure``: for a
+    propose-test-release method, the probability (under either neighbour) that its private test passes where its
+    releases' sensitivity bound fails; it adds ``(1 + e^ε)·test_failure`` to δ (:func:`failure_delta`)."""
 
     eps: float
     delta_limit: float
     params: dict[str, Any]
     releases: tuple[GaussianRelease, ...] = field(default=())
     delta: float = float("nan")
+    test_failure: float = 0.0
 
     @property
     def feasible(self) -> bool:
@@ -69,12 +72,22 @@ def releases_mu(releases: Sequence[GaussianRelease]) -> float:
     return composed_mu(sens, sigmas)
 
 
+def failure_delta(eps: float, test_failure: float) -> float:
+    """What a test that fails with probability at most ``test_failure`` under each neighbour adds to δ at ε:
+    ``(1 + e^ε)·test_failure``. The mechanism differs from a GDP one (the same with noise for the true distance)
+    only where the test fails, an event of probability ≤ ``test_failure`` under X and under X′: coupling both
+    sides costs it once, and once more times ``e^ε`` (docs/common_task.md, Cai, Xia & Zha)."""
+    return float((1.0 + np.exp(eps)) * test_failure)
+
+
 def certified(
-    eps: float, delta_limit: float, params: dict[str, Any], releases: Sequence[GaussianRelease]
-) -> Calibrated:
-    """A :class:`Calibrated` whose δ is the certified δ of ``releases`` composed (every neighbour, exact)."""
-    delta = certified_delta(releases_mu(releases), eps)
-    return Calibrated(float(eps), float(delta_limit), dict(params), tuple(releases), delta)
+    eps: float, delta_limit: float, params: dict[str, Any], releases: Sequence[GaussianRelease],
+    test_failure: float = 0.0,
+) -> Calibrated:  # fmt: skip
+    """A :class:`Calibrated` whose δ is the certified δ of ``releases`` composed (every neighbour, exact), plus
+    :func:`failure_delta` of a propose-test-release method's test."""
+    delta = certified_delta(releases_mu(releases), eps) + failure_delta(eps, test_failure)
+    return Calibrated(float(eps), float(delta_limit), dict(params), tuple(releases), delta, float(test_failure))
 
 
 def single_release(eps: float, delta_limit: float, sensitivity: float, multiplier: float | None = None) -> Calibrated:
@@ -102,6 +115,11 @@ class CommonTaskMethod(ABC):
     preprocessing_party: ClassVar[str] = ""
     """Who releases the private preprocessing's sums in the end-to-end setting (:data:`ddppm.common_task.preprocessing.
     PARTIES`); empty: the trust model's (a curator for ``central`` and ``secure_aggregation``, each agent else)."""
+    audit_witness: ClassVar[str] = "second_moment"
+    """The release whose sensitivity the audit's witness pair attains (:func:`ddppm.audit.run.witness_tasks`):
+    ``second_moment`` (two orthogonal unit rows; every release of ``XᵀX``, ``X_jᵀX_j``, ``x xᵀ`` or a power step
+    near the changed direction), ``rows`` (a unit row and its negative) or ``lone_record`` (two orthogonal unit
+    rows, every other row zero: for a sampler whose draw the other rows would pin)."""
 
     def common_style(self) -> dict[str, Any]:
         """Legend entry and line style on the common task (the method's own by default)."""
@@ -126,8 +144,18 @@ class CommonTaskMethod(ABC):
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """What the observer of the method's trust model sees, one flattened row per generator, drawn exactly as
         :meth:`common_estimate` draws it (the same generators give the same noise): what the audit attacks
-        (:mod:`ddppm.audit`). A method without one is not audited yet (the audit's table says so)."""
+        (:mod:`ddppm.audit`). A method whose releases are per record may return record 0's release alone (the
+        witness pair changes record 0; every other release has the same law under both neighbours and is
+        independent of it, so a test gains nothing from them). A method without one is not audited yet."""
         raise NotImplementedError(f"{type(self).__name__} has no common_view: the audit cannot attack it yet")
+
+    def common_view_scores(self, first: CommonTask, second: CommonTask, calibrated: Calibrated,
+                           views: np.ndarray) -> np.ndarray:  # fmt: skip
+        """Candidate test statistics of each view (shape ``(runs, S)``; larger means ``second``): column 0 is the
+        log-likelihood ratio ``log p_second(view) − log p_first(view)`` of the mechanism *as specified* (the
+        Neyman–Pearson test of the pair), further columns its parts (one per release), which a broken
+        implementation may betray more clearly. Optional: without it the audit trains a linear test."""
+        raise NotImplementedError(f"{type(self).__name__} has no exact likelihood ratio")
 
 
 def upper_triangle(matrix: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common_task.base import Calibrated, releases_mu, top_k
+from ddppm.common_task.base import Calibrated, failure_delta, releases_mu, top_k
 from ddppm.common_task.budget import (
     end_to_end_delta,
     method_target,
@@ -110,7 +110,7 @@ def calibrate_end_to_end(
         own = method.common_calibrate(task, eps, delta_method, options)
         if not own.releases:
             raise ConfigError(f"common task, raw records: {method.name} has no Gaussian releases to compose")
-        delta = end_to_end_delta(eps, releases_mu(own.releases), mu_pre)
+        delta = end_to_end_delta(eps, releases_mu(own.releases), mu_pre) + failure_delta(eps, own.test_failure)
         extra = {"delta_method": delta_method}
     params = {**own.params, **extra, "mu_preprocessing": mu_pre}
     return own, replace(own, eps=float(eps), delta_limit=float(limit), params=params, delta=float(delta))

@@ -13,11 +13,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from ddppm.accounting.rows import params_from_row
 from ddppm.audit.bounds import resolvable_delta_gap
 from ddppm.audit.gossip import audit_gossip
-from ddppm.audit.mutants import MUTANTS, mutant
+from ddppm.audit.mutants import MUTANTS, SPECIFIC, mutant
 from ddppm.audit.run import audit_table
 from ddppm.common_task.base import CommonTaskMethod
 from ddppm.core.errors import ConfigError
@@ -34,30 +36,54 @@ def auditable_methods() -> dict[str, Any]:
             if type(method).common_view is not CommonTaskMethod.common_view}  # fmt: skip
 
 
+def entry_label(row: Any) -> str:
+    """A row's name on the figure and in the findings: the method (or mutant), with its data set if it has one."""
+    dataset = getattr(row, "dataset", None)
+    return f"{row.method} on {dataset}" if isinstance(dataset, str) and dataset else str(row.method)
+
+
 def audit_figure(table: pd.DataFrame, delta: float) -> Figure:
-    """Measured lower bound on ε against the claimed ε, every audited method and mutant; the diagonal is the claim."""
-    fig = Figure(figsize=(6.4, 4.8), layout="constrained")
-    ax = fig.subplots()
-    audited = table[table["verdict"] != "not audited"]
-    for (method, verdict), rows in audited.groupby(["method", "verdict"], sort=True):
-        marker = "x" if verdict == "violated" else "o"
-        ax.plot(rows["eps"], rows["eps_lower"], marker=marker, linestyle="-", label=f"{method} ({verdict})")
-    top = float(max(audited["eps"].max(), audited["eps_lower"].max())) * 1.1
-    ax.plot([0, top], [0, top], color="black", lw=0.8, ls=":", label="the claim (lower bound = claimed ε)")
-    ax.set(xlim=(0, top), ylim=(-0.03 * top, top), xlabel="claimed ε", ylabel="ε lower bound (95 %, Clopper–Pearson)")
+    """One panel per claimed ε: each audited method's or mutant's measured lower bound on ε as a bar (red where it
+    exceeds the claim: violated), the claim as a dotted line. Mutants are listed after the methods."""
+    audited = table[table["verdict"] != "not audited"].copy()
+    audited["entry"] = [entry_label(row) for row in audited.itertuples()]
+    mutant = audited["entry"].str.contains("/")
+    order = sorted(audited.loc[~mutant, "entry"].unique()) + sorted(audited.loc[mutant, "entry"].unique())
+    claims = sorted(audited["eps"].unique())
+    fig = Figure(figsize=(3.0 * len(claims) + 2.2, 0.24 * len(order) + 1.8), layout="constrained")
+    axes = fig.subplots(1, len(claims), sharey=True, squeeze=False)[0]
+    top = float(max(audited["eps"].max(), audited["eps_lower"].max())) * 1.08
+    for ax, eps in zip(axes, claims, strict=True):
+        rows = audited[np.isclose(audited["eps"], eps)].set_index("entry")
+        for y, entry in enumerate(order):
+            if entry not in rows.index:
+                continue
+            for row in rows.loc[[entry]].itertuples():
+                colour = "#d62728" if row.verdict == "violated" else "#4c72b0"
+                ax.barh(y, row.eps_lower, height=0.7, color=colour, alpha=0.85)
+        ax.axvline(eps, color="black", ls=":", lw=1.2)
+        ax.set(xlim=(0, top), title=f"claimed ε = {eps:g}", xlabel="ε lower bound (95 %)")
+    axes[0].set_yticks(range(len(order)), order, fontsize=7)
+    axes[0].invert_yaxis()
     draws = int(audited["draws"].min())
-    ax.set_title(f"Privacy audit: measured lower bound on ε against the claim\n(δ = {delta:g}, the observer's whole "
-                 f"view, witness pair, ≥ {draws:,} counted draws per side)", fontsize=9)  # fmt: skip
-    fig.legend(loc="outside lower center", ncol=2, fontsize=7, frameon=False)
+    fig.suptitle(f"Privacy audit: lower bound on ε measured on each method as implemented against its claim\n"
+                 f"(δ = {delta:g}; the observer of each trust model, whole view; witness pair; ≥ {draws:,} counted "
+                 "draws per side; names with '/' are deliberately broken mutants)", fontsize=9)  # fmt: skip
+    handles = [Patch(color="#4c72b0", label="consistent (bound ≤ claim: evidence, not proof)"),
+               Patch(color="#d62728", label="violated (bound > claim)"),
+               Line2D([], [], color="black", ls=":", label="the claimed ε")]  # fmt: skip
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=7, frameon=False)
     return fig
 
 
 def audit_findings(table: pd.DataFrame) -> list[str]:
     """The audit in sentences: each verdict with its bound, and the methods not audited yet."""
     lines = ["The privacy audit: a lower bound on ε for each method as implemented (evidence, not proof)"]
-    for method, rows in table[table["verdict"] != "not audited"].groupby("method", sort=True):
+    audited = table[table["verdict"] != "not audited"].copy()
+    audited["entry"] = [entry_label(row) for row in audited.itertuples()]
+    for entry, rows in audited.groupby("entry", sort=True):
         parts = ", ".join(f"claimed ε = {r.eps:g}: ε ≥ {r.eps_lower:.2f} ({r.verdict})" for r in rows.itertuples())
-        lines.append(f"{method} ({rows['trust_model'].iloc[0]} view, {int(rows['draws'].min()):,} draws): {parts}.")
+        lines.append(f"{entry} ({rows['trust_model'].iloc[0]} view, {int(rows['draws'].min()):,} draws): {parts}.")
     missing = sorted(table.loc[table["verdict"] == "not audited", "method"].unique())
     if missing:
         lines.append("Not audited yet (no observer view exposed): " + ", ".join(missing) + ".")
@@ -71,15 +97,20 @@ class PrivacyAudit(Experiment):
     name = "audit"
     title = "Privacy audit (lower bounds on ε)"
     in_default_run = False
+    reported_once_built = True
     findings_relative = "audit/findings.txt"
     provenance_relative = ("audit/summary.parquet",)
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
-        known = set(MUTANTS) | {"one_release"}
+        known = set(MUTANTS) | set(SPECIFIC)
         for entry in section["mutants"]:
             method, name = entry.split("/")
             if name not in known:
                 raise ConfigError(f"audit.mutants: unknown mutant {name!r} in {entry!r}; known: {sorted(known)}")
+            owner = SPECIFIC[name][0].name if name in SPECIFIC else method
+            if method != owner:
+                raise ConfigError(f"audit.mutants: {name!r} breaks {owner!r} only; write '{owner}/{name}' instead of "
+                                  f"{entry!r}")  # fmt: skip
             if method not in auditable_methods():
                 raise ConfigError(f"audit.mutants: {method!r} in {entry!r} exposes no view; auditable: "
                                   f"{sorted(auditable_methods())}")  # fmt: skip
@@ -118,22 +149,39 @@ class PrivacyAudit(Experiment):
                              "dataset": job.wildcards.dataset})  # fmt: skip
         return {"parquet": pd.DataFrame(rows)}
 
+    def entries(self, config: dict[str, Any]) -> list[str]:
+        """The audit's jobs: every auditable method and every mutant of ``audit.mutants`` (``<method>~<mutant>``:
+        a file name)."""
+        return sorted(auditable_methods()) + [entry.replace("/", "~") for entry in config["audit"]["mutants"]]
+
+    @staticmethod
+    def entry_method(entry: str) -> str:
+        """The registered method an entry (a method or ``<method>~<mutant>``) runs."""
+        return entry.split("~")[0]
+
+    @experiment_step
+    def method(self, job: Any) -> dict[str, Any]:
+        """One method or mutant at every claimed ε (:func:`ddppm.audit.run.audit_table`)."""
+        section, entry = job.params.cfg["audit"], job.wildcards.entry
+        auditable = auditable_methods()
+        of, _, broken = entry.partition("~")
+        if of not in auditable:
+            raise ConfigError(f"audit: {of!r} exposes no view; auditable: {sorted(auditable)}")
+        name, method = (f"{of}/{broken}", mutant(auditable[of], broken)) if broken else (of, auditable[of])
+        options = {"adjacency": section["adjacency"], "iterations": int(job.params.cfg["common"]["iterations"])}
+        table = audit_table({name: method}, section["epsilons"], section["delta"], section["draws"],
+                            section["seed"], section["task"], options)  # fmt: skip
+        return {"parquet": table}
+
     @experiment_step
     def run(self, job: Any) -> dict[str, Any]:
-        """Every audited row, the not-audited methods, the findings."""
+        """Every audited row, the journal's rows, the methods not audited, the findings."""
         section = job.params.cfg["audit"]
-        auditable = auditable_methods()
-        methods = dict(auditable)
-        for entry in section["mutants"]:
-            of, name = entry.split("/")
-            methods[entry] = mutant(auditable[of], name)
-        table = audit_table(methods, section["epsilons"], section["delta"], section["draws"], section["seed"],
-                            section["task"], {"adjacency": section["adjacency"]})  # fmt: skip
         rest = [{"method": name, "trust_model": method.trust_model, "eps": np.nan, "delta": section["delta"],
-                 "verdict": "not audited", "test": "none: the method exposes no observer view yet"}
-                for name, method in common_task_methods().items() if name not in auditable]  # fmt: skip
-        journal = [read_parquet(path)[0] for path in job.input.journal]
-        table = pd.concat([table, *journal, pd.DataFrame(rest)], ignore_index=True)
+                 "verdict": "not audited", "test": "none: the method exposes no view yet"}
+                for name, method in common_task_methods().items() if name not in auditable_methods()]  # fmt: skip
+        parts = [read_parquet(path)[0] for path in [*job.input.methods, *job.input.journal]]
+        table = pd.concat([*parts, pd.DataFrame(rest)], ignore_index=True)
         return {"csv": table, "parquet": table, "findings": audit_findings(table)}
 
     @experiment_step

@@ -52,6 +52,9 @@ class Experiment:
     """The Parquet tables whose provenance the report lists, relative to the results directory."""
     in_default_run: ClassVar[bool] = True
     """False for an experiment built only by its own target (``all_<name>``), such as the scale studies."""
+    reported_once_built: ClassVar[bool] = False
+    """For an experiment outside the default run: once its own target has built its findings, the report shows
+    them (and keeps them current: a later run rebuilds them if their code or config changed)."""
 
     @cached_property
     def schema(self) -> dict[str, Any]:
@@ -91,7 +94,8 @@ class Experiment:
         workflow declares it under ``experiment <name>``, so the rule file does not restate it); nothing for an
         experiment outside the default run."""
         if not self.in_default_run:
-            return {}
+            built = self.reported_once_built and Path(self.findings_path(results)).exists()
+            return {"findings": [self.findings_path(results)], "provenance": self.provenance(results)} if built else {}
         return {
             "targets": self.targets(results),
             "provenance": self.provenance(results),

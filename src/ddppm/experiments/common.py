@@ -63,12 +63,23 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
         common_settings(config)  # each second setting of common.settings can be built
         check_searched(section["searched"], section, config)
     check_peers(section["peers"], section)
+    check_claims(section["claims"])
     draws = section["preprocessing"]["draws"]
     if section["runs"] % draws:
         raise ConfigError(
             f"common.preprocessing.draws = {draws} must divide common.runs = {section['runs']} (each preprocessing "
             "draw serves the same number of runs); pick a divisor"
         )
+
+
+def check_claims(claims: dict[str, Any]) -> None:
+    """Every method a claim names runs the common task."""
+    known = common_task_methods()
+    for method, claim in claims.items():
+        for name in [method, *claim["against"]]:
+            if name not in known:
+                raise ConfigError(f"common.claims.{method}: {name!r} does not run the common task; known: "
+                                  f"{sorted(known)}")  # fmt: skip
 
 
 def check_raw_route(dataset: str, loader: dict[str, Any]) -> None:

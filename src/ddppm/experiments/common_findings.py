@@ -76,8 +76,51 @@ def findings(
                 + " (hockey-stick δ, Definition 1, exact tail, at the worst neighbour a search found: a lower bound)."
             )
     searched = searched_findings(prepared_beside, section, definitions)
-    return (lines + ranking_changes(all_which) + searched + peer_findings(all_summary)
+    claims = claim_findings(all_summary, section.get("claims", {}))
+    return (lines + claims + ranking_changes(all_which) + searched + peer_findings(all_summary)
             + second_setting_findings(all_which, all_summary, all_beside))  # fmt: skip
+
+
+def claim_table(summary: pd.DataFrame, claims: dict[str, Any]) -> pd.DataFrame:
+    """Each claimed method against each method it claims to beat, at every (data set, k, ε) of the standard
+    setting where both ran feasibly: ``better`` when the claimant's 95 % interval lies below the other's, ``worse``
+    when above, else ``tied``; ``ratio`` = the claimant's mean error over the other's."""
+    standard = _standard(summary)
+    rows = []
+    for method, claim in claims.items():
+        mine = standard[(standard["method"] == method) & standard["feasible"].astype(bool)]
+        for other in claim["against"]:
+            theirs = standard[(standard["method"] == other) & standard["feasible"].astype(bool)]
+            paired = mine.merge(theirs, on=["dataset", "k", "eps"], suffixes=("", "_other"))
+            for row in paired.itertuples():
+                outcome = ("better" if row.error_ci_hi < row.error_ci_lo_other
+                           else "worse" if row.error_ci_lo > row.error_ci_hi_other else "tied")  # fmt: skip
+                rows.append({"method": method, "claim": claim["claim"], "against": other, "dataset": row.dataset,
+                             "k": row.k, "eps": row.eps, "error": row.error_mean,
+                             "error_other": row.error_mean_other, "ratio": row.error_mean / row.error_mean_other,
+                             "outcome": outcome})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def claim_findings(summary: pd.DataFrame, claims: dict[str, Any]) -> list[str]:
+    """Each claim's verdict against each method, with numbers: holds (never worse, better somewhere), does not hold
+    (never better, worse somewhere), mixed, or not resolved (tied everywhere)."""
+    table = claim_table(summary, claims)
+    lines: list[str] = []
+    if table.empty:
+        return lines
+    for (method, claim), rows in table.groupby(["method", "claim"], sort=False):
+        parts = []
+        for other, group in rows.groupby("against", sort=False):
+            counts = group["outcome"].value_counts()
+            better, worse = int(counts.get("better", 0)), int(counts.get("worse", 0))
+            verdict = ("holds" if better and not worse else "does not hold" if worse and not better
+                       else "mixed" if worse else "not resolved")  # fmt: skip
+            parts.append(f"against {other}: {verdict} (better at {better}, tied at "
+                         f"{int(counts.get('tied', 0))}, worse at {worse} of {len(group)} (data set, k, ε) points; "
+                         f"median error ratio {group['ratio'].median():.2f})")  # fmt: skip
+        lines.append(f"Claim of {method}, '{claim}' (standard setting, 95 % intervals): " + "; ".join(parts) + ".")
+    return lines
 
 
 def ranking_changes(which: pd.DataFrame) -> list[str]:

@@ -143,6 +143,7 @@ class AminCovariance(RegisteredMethod, CommonTaskMethod):
     trust_model = "central"
     source = "Amin et al. 2019 (NeurIPS), Algorithm 1, directions only"
     pure_dp = True
+    audit_witness = "lone_record"
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         # The score uᵀCu moves by at most ‖xxᵀ − yyᵀ‖₂ when one row is replaced: the spectral sensitivity of the
@@ -158,6 +159,23 @@ class AminCovariance(RegisteredMethod, CommonTaskMethod):
     ) -> np.ndarray:
         betas = np.full(task.k, float(calibrated.params["beta"]))
         return np.stack([iterative_eigenvector_sampling(task.gram, task.k, betas, rng) for rng in rngs])
+
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """The curator's release: the k directions, drawn as :meth:`common_estimate` draws them."""
+        betas = np.full(task.k, float(calibrated.params["beta"]))
+        return np.stack([iterative_eigenvector_sampling(task.gram, task.k, betas, rng).ravel() for rng in rngs])
+
+    def common_view_scores(self, first: CommonTask, second: CommonTask, calibrated: Calibrated,
+                           views: np.ndarray) -> np.ndarray:  # fmt: skip
+        """For k = 1, ``β uᵀ(C′ − C)u``: the log-likelihood ratio of the two Bingham laws up to the constant
+        ``ln Z(βC) − ln Z(βC′)`` (their normalisers), so the same test (a constant shift moves no threshold's
+        counts)."""
+        if first.k != 1:
+            raise ValueError("amin: the audit's statistic is written for k = 1 (later directions' laws depend on the "
+                             "earlier draws)")  # fmt: skip
+        difference = second.gram - first.gram
+        ratio = float(calibrated.params["beta"]) * np.einsum("rd,de,re->r", views, difference, views)
+        return ratio[:, None]
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         rows = max(len(p) for p in task.parts)  # every agent hands its rows to the curator once

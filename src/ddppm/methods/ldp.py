@@ -54,6 +54,7 @@ class _GaussianLDP(Method, CommonTaskMethod):
     # Each agent releases its own rows plus Gaussian noise: sensitivity 1 for every neighbour, whoever observes.
     delta_holds_for_every_threat_model = True
     trust_model = "local"
+    audit_witness = "rows"
 
     @staticmethod
     def sigma(eps: float, delta: float) -> float:
@@ -89,6 +90,12 @@ class _GaussianLDP(Method, CommonTaskMethod):
             noisy = np.stack([task.X + sigma * rng.standard_normal(task.X.shape) for rng in rngs])
             grams = np.einsum("rnd,rne->rde", noisy, noisy)
         return top_k(grams, task.k)
+
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """Record 0's release ``x₀ + σ g`` (the first row of the noisy rows :meth:`common_estimate` draws when
+        n < 2d; every other row's release is independent of it and has one law under both neighbours)."""
+        sigma = float(calibrated.params["sigma"])
+        return np.stack([task.X[0] + sigma * rng.standard_normal(task.d) for rng in rngs])
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         rows = max(len(p) for p in task.parts)

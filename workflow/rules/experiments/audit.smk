@@ -34,9 +34,36 @@ rule audit_journal:
         "../../scripts/experiment_step.py"
 
 
+rule audit_method:
+    """Privacy audit: one method or mutant (`<method>~<mutant>`) at every claimed ε, on its witness pair."""
+    wildcard_constraints:
+        entry="|".join(AUDIT_EXPERIMENT.entries(config)),
+    output:
+        parquet=f"{AUDIT}/methods/{{entry}}.parquet",
+    params:
+        **step_params(
+            "audit.method",
+            "audit",
+            "common.iterations",
+            methods=lambda wc: [AUDIT_EXPERIMENT.entry_method(wc.entry)],
+        ),
+    log:
+        f"{LOGS}/audit/method_{{entry}}.log",
+    benchmark:
+        f"{BENCH}/audit/method_{{entry}}.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../../envs/ddppm.yaml"
+    script:
+        "../../scripts/experiment_step.py"
+
+
 rule audit_run:
-    """Privacy audit: a lower bound on ε for every auditable method and mutant, and the findings."""
+    """Privacy audit: every audited method and mutant with the journal's rows, and the findings."""
     input:
+        methods=expand(f"{AUDIT}/methods/{{entry}}.parquet", entry=AUDIT_EXPERIMENT.entries(config)),
         journal=expand(f"{AUDIT}/journal/{{dataset}}.parquet", dataset=AUDIT_JOURNAL),
     output:
         csv=f"{AUDIT}/summary.csv",
@@ -59,11 +86,6 @@ rule audit_run:
         ),
     log:
         f"{LOGS}/audit/run.log",
-    benchmark:
-        f"{BENCH}/audit/run.tsv"
-    resources:
-        mem_mb=2000,
-        runtime=30,
     conda:
         "../../envs/ddppm.yaml"
     script:

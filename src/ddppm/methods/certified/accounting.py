@@ -37,19 +37,27 @@ def certified_delta_of(params: CertifiedParams, sensitivity: float, eps: float) 
     return certified_delta(certified_mu(params, sensitivity), eps)
 
 
-def view_log_density(local_grams: np.ndarray, Wc: np.ndarray, params: CertifiedParams, start: np.ndarray,
-                     releases: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Log density (up to a constant that does not depend on the data) of each run's releases
+def view_log_density_terms(local_grams: np.ndarray, Wc: np.ndarray, params: CertifiedParams, start: np.ndarray,
+                           releases: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Each round's log density (T × R; up to a constant that does not depend on the data) of each run's releases
     (T × m × R × d × k) under the data whose local Gram matrices are ``local_grams``, given the public start
-    ``start`` (d × k × R, before orthonormalisation)."""
+    ``start`` (d × k × R, before orthonormalisation): round t's release is ``N(G_j B_j^(t−1), σ_t² I)`` given the
+    earlier ones."""
     m = local_grams.shape[0]
     B = np.broadcast_to(orthonormalise(np.moveaxis(start, -1, 0)), (m, releases.shape[2], *start.shape[:2]))
-    log_density = np.zeros(releases.shape[2])
+    terms = np.zeros((params.T, releases.shape[2]))
     for t, sigma in enumerate(params.sigmas):
         mean = np.einsum("jde,jrek->jrdk", local_grams, B)
-        log_density -= np.sum((releases[t] - mean) ** 2, axis=(0, 2, 3)) / (2 * sigma**2)
+        terms[t] = -np.sum((releases[t] - mean) ** 2, axis=(0, 2, 3)) / (2 * sigma**2)
         B = orthonormalise(m * np.einsum("ij,jrdk->irdk", Wc, releases[t]))
-    return log_density
+    return terms
+
+
+def view_log_density(local_grams: np.ndarray, Wc: np.ndarray, params: CertifiedParams, start: np.ndarray,
+                     releases: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Log density (up to a constant that does not depend on the data) of each run's whole view: the sum of
+    :func:`view_log_density_terms`."""
+    return view_log_density_terms(local_grams, Wc, params, start, releases).sum(axis=0)
 
 
 def monte_carlo_delta(grams: np.ndarray, grams_neighbour: np.ndarray, Wc: np.ndarray, params: CertifiedParams,

@@ -28,14 +28,29 @@ from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
 from ddppm.methods.base import PROVEN_EVERY_OBSERVER, Method, param_table, register
-from ddppm.methods.certified.accounting import certified_delta_of
-from ddppm.methods.certified.algorithm import CertifiedParams, certified_network, draw
+from ddppm.methods.certified.accounting import certified_delta_of, view_log_density_terms
+from ddppm.methods.certified.algorithm import CertifiedParams, Draws, certified_network, draw
 from ddppm.methods.certified.deflation import CertifiedDeflation
 
 
 def local_grams(blocks: Sequence[np.ndarray]) -> np.ndarray:
     """The agents' ``X_jᵀX_j`` (m × d × d), computed once per problem and reused for every run and ε."""
     return np.stack([Xj.T @ Xj for Xj in blocks])
+
+
+def common_params(task: CommonTask, calibrated: Calibrated) -> CertifiedParams:
+    """The algorithm's parameters at a common-task calibration (constant σ over T rounds, the task's rank)."""
+    return CertifiedParams.constant(int(calibrated.params["T"]), float(calibrated.params["sigma"]), task.k)
+
+
+def network_view(task: CommonTask, params: CertifiedParams, draws: Draws) -> np.ndarray:
+    """The network observer's view, one flattened row per run: the public start ``B⁰`` (d × k) and every release
+    of every agent (T × m × d × k), drawn by :func:`certified_network` from ``draws``."""
+    grams = np.stack([task.local_gram(j) for j in range(task.m)])
+    run = certified_network(grams, task.Wc, params, draws)
+    runs = draws.B0.shape[-1]
+    start = np.moveaxis(draws.B0, -1, 0).reshape(runs, -1)
+    return np.concatenate([start, np.moveaxis(run.releases, 2, 0).reshape(runs, -1)], axis=1)
 
 
 def left_vector_errors(problem: DistributedProblem, bases: np.ndarray) -> np.ndarray:
@@ -168,10 +183,28 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
         """Agent 1's final basis (every agent holds one; they agree up to the consensus error)."""
-        params = CertifiedParams.constant(int(calibrated.params["T"]), float(calibrated.params["sigma"]), task.k)
+        params = common_params(task, calibrated)
         grams = np.stack([task.local_gram(j) for j in range(task.m)])
         run = certified_network(grams, task.Wc, params, draw(rngs, params.T, task.m, task.d, task.k))
         return run.bases[0]
+
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """Every message on the network and the public start (:func:`network_view`), from the estimate's draws."""
+        params = common_params(task, calibrated)
+        return network_view(task, params, draw(rngs, params.T, task.m, task.d, task.k))
+
+    def common_view_scores(self, first: CommonTask, second: CommonTask, calibrated: Calibrated,
+                           views: np.ndarray) -> np.ndarray:  # fmt: skip
+        """The exact log-likelihood ratio of the network view (:func:`.accounting.view_log_density_terms`, summed)
+        and its T per-round terms."""
+        params = common_params(first, calibrated)
+        runs, d, k, m = len(views), first.d, first.k, first.m
+        start = np.moveaxis(views[:, : d * k].reshape(runs, d, k), 0, -1)
+        releases = np.moveaxis(views[:, d * k :].reshape(runs, params.T, m, d, k), 0, 2)
+        terms = [view_log_density_terms(np.stack([task.local_gram(j) for j in range(m)]), task.Wc, params, start,
+                                        releases) for task in (first, second)]  # fmt: skip
+        rounds = (terms[1] - terms[0]).T
+        return np.column_stack([rounds.sum(axis=1), rounds])
 
     def deflated(self) -> CommonTaskMethod:
         """The same algorithm one component at a time (:mod:`ddppm.methods.certified.deflation`), for the rank

@@ -23,7 +23,7 @@ import numpy as np
 from ddppm.common_task.adjacency import release_sensitivity
 from ddppm.common_task.base import Calibrated, CommonTaskMethod, single_release, top_k
 from ddppm.common_task.task import CommonTask
-from ddppm.methods.ldppca.mechanism import aggregated_release
+from ddppm.methods.ldppca.mechanism import aggregated_release, symmetric_noise, upper_triangle
 
 
 class LocalPCAOnCommonTask(CommonTaskMethod):
@@ -44,6 +44,12 @@ class LocalPCAOnCommonTask(CommonTaskMethod):
     ) -> np.ndarray:
         sigma, S = float(calibrated.params["sigma"]), task.gram / task.n
         return top_k(np.stack([aggregated_release(S, task.n, sigma, rng) for rng in rngs]), task.k)
+
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """Record 0's release, the upper triangle of ``x₀x₀ᵀ + σ Z`` (Algorithm 1 line 2; the first user of
+        :func:`.mechanism.per_user_release`, whose average :meth:`common_estimate` draws in law)."""
+        sigma, x = float(calibrated.params["sigma"]), task.X[0]
+        return np.stack([upper_triangle(np.outer(x, x) + sigma * symmetric_noise(rng, task.d)) for rng in rngs])
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         rows = max(len(p) for p in task.parts)  # an agent forwards each of its individuals' releases

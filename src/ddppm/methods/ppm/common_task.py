@@ -22,7 +22,15 @@ from ddppm.common_task.adjacency import release_sensitivity
 from ddppm.common_task.base import Calibrated, CommonTaskMethod, GaussianRelease, certified, upper_triangle
 from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
-from ddppm.methods.ppm.algorithms import DenseOperator, analyze_gauss, initial_blocks, private_power_method
+from ddppm.methods.ppm.algorithms import (
+    DenseOperator,
+    analyze_gauss,
+    apply_client,
+    initial_blocks,
+    noisy_release,
+    private_power_method,
+)
+from ddppm.methods.ppm.linalg import orthonormalize
 from ddppm.privacy.mechanisms import symmetric_gaussian
 
 
@@ -72,6 +80,51 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
             noise_model=self.noise_model,
         )
         return trace.basis
+
+    def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """The public start ``X⁰`` and every release the observer sees, flattened: the aggregate
+        ``Y_ℓ = A X^{ℓ−1} + G_ℓ`` (the curator's, or the secure sum), drawn as :meth:`common_estimate` draws it;
+        under ``local`` the changed client's (client 0's) own noisy product precedes each aggregate, every client's
+        noise drawn one by one (``literal_clients``, equal in law to the estimate's aggregate draw)."""
+        operator = DenseOperator(task.gram, [task.local_gram(j) for j in range(task.m)])
+        init, noise = _streams(rngs)
+        X = initial_blocks(init, task.d, task.k)
+        scale = np.full(len(rngs), float(calibrated.params["sensitivity"]) * float(calibrated.params["sigma"]))
+        parts = [X]
+        for _ in range(int(calibrated.params["iterations"])):
+            if self.noise_model == "local":
+                Y = np.zeros_like(X)
+                for client in range(operator.clients):
+                    draws = np.stack([rng.standard_normal(X.shape[1:]) for rng in noise])
+                    term = apply_client(operator, client, X) + scale[:, None, None] * draws
+                    parts += [term] if client == 0 else []
+                    Y += term
+            else:
+                Y = noisy_release(operator, X, scale, noise, noise_model=self.noise_model)
+            parts.append(Y)
+            X = orthonormalize(Y)
+        return np.concatenate([part.reshape(len(rngs), -1) for part in parts], axis=1)
+
+    def common_view_scores(self, first: CommonTask, second: CommonTask, calibrated: Calibrated,
+                           views: np.ndarray) -> np.ndarray:  # fmt: skip
+        """The log-likelihood ratio of the view and its L per-release terms. Given the earlier releases the
+        block ``X^{ℓ−1}`` is fixed, so release ℓ is ``N(A X^{ℓ−1}, s² I)`` (s = Δσ: the aggregate's noise, or
+        client 0's own under ``local``) and contributes ``(‖Y − A X‖² − ‖Y − A′X‖²)/(2s²)``; the other clients'
+        releases have one law under both neighbours."""
+        L, d, k = int(calibrated.params["iterations"]), first.d, first.k
+        s = float(calibrated.params["sensitivity"]) * float(calibrated.params["sigma"])
+        local = self.noise_model == "local"
+        blocks = views.reshape(len(views), -1, d, k)
+        means = [(task.local_gram(0) if local else task.gram) for task in (first, second)]
+        X, terms = blocks[:, 0], []
+        for ell in range(L):
+            own = blocks[:, 1 + (2 * ell if local else ell)]
+            aggregate = blocks[:, 2 + 2 * ell] if local else own
+            distance = [np.sum((own - np.einsum("de,rek->rdk", A, X)) ** 2, axis=(1, 2)) for A in means]
+            terms.append((distance[0] - distance[1]) / (2 * s**2))
+            X = orthonormalize(aggregate)
+        terms = np.column_stack(terms)
+        return np.column_stack([terms.sum(axis=1), terms])
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         L, rows = int(calibrated.params["iterations"]), max(len(p) for p in task.parts)
