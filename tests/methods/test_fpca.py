@@ -12,7 +12,7 @@ from ddppm.common_task.task import CommonTask
 from ddppm.core.network import mixing_matrix
 from ddppm.core.seeds import run_generators
 from ddppm.methods import get_method
-from ddppm.methods.fpca import merge_tree, mod_sulq_beta, node_releases, rank_r
+from ddppm.methods.fpca import merge_tree, mod_sulq_beta, node_releases, rank_r, symmetric_rank_r
 
 OPTIONS = {"adjacency": "replace_one", "iterations": 4}
 
@@ -82,6 +82,14 @@ def test_a_full_rank_merge_tree_keeps_the_sum_of_squares() -> None:
     mats = [(lambda G: G @ G.T)(rng.standard_normal((d, d))) for _ in range(5)]
     root = merge_tree([rank_r(A, d) for A in mats], d)
     np.testing.assert_allclose(root @ root.T, sum(A @ A for A in mats), rtol=1e-10, atol=1e-10)
+
+
+def test_the_symmetric_route_is_the_svd() -> None:
+    """The eigendecomposition route gives the SVD's ``U_r Σ_r`` (up to each column's sign), for a stack."""
+    rng = np.random.default_rng(4)
+    stack = (lambda G: G + np.swapaxes(G, -1, -2))(rng.standard_normal((3, 6, 6)))
+    fast, slow = symmetric_rank_r(stack, 2), rank_r(stack, 2)
+    np.testing.assert_allclose(np.abs(np.einsum("rdk,rdk->rk", fast, slow)), np.sum(slow**2, axis=1), rtol=1e-10)
 
 
 def test_the_estimate_is_the_merged_top_direction_of_the_releases() -> None:

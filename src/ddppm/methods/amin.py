@@ -30,7 +30,7 @@ from scipy.linalg import null_space
 from scipy.optimize import brentq
 
 from ddppm.common_task.adjacency import release_sensitivity
-from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod
+from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, curator_costs
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
 
@@ -178,8 +178,7 @@ class AminCovariance(RegisteredMethod, CommonTaskMethod):
         return ratio[:, None]
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
-        rows = max(len(p) for p in task.parts)  # every agent hands its rows to the curator once
-        return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
+        return curator_costs(task)
 
 
 def sphere_nodes(d: int, points: int) -> tuple[np.ndarray, np.ndarray]:

@@ -39,6 +39,7 @@ from ddppm.common_task.base import (
     CommonTaskMethod,
     GaussianRelease,
     certified,
+    curator_costs,
     top_k,
     upper_triangle,
 )
@@ -141,5 +142,4 @@ class CaiXiaZhaPCA(RegisteredMethod, CommonTaskMethod):
         return np.column_stack([gap_term + projector_term, gap_term, projector_term])
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
-        rows = max(len(p) for p in task.parts)  # every agent hands its rows to the curator once
-        return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
+        return curator_costs(task)

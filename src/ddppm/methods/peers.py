@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod
+from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, curator_costs
 from ddppm.common_task.peers import PEER_PYTHON, peer_fits
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.amin import PAPER_SCALE, AminCovariance, iterative_eigenvector_sampling
@@ -83,8 +83,7 @@ class PeerLibrary(RegisteredMethod, CommonTaskMethod):
         return np.linalg.qr(fitted.V)[0]
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
-        rows = max(len(p) for p in task.parts)  # every agent hands its rows to the curator once
-        return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
+        return curator_costs(task)
 
 
 @register

@@ -94,7 +94,7 @@ rule common_summary:
         findings=f"{COMMON}/findings.txt",
         readme=f"{COMMON}/readme_summary.md",
     params:
-        cfg=global_params(*COMMON_ALL_KEYS, "common.settings", "common.searched", "threat_models"),
+        cfg=global_params(*COMMON_ALL_KEYS, "common.settings", "common.searched", "common.claims", "threat_models"),
         code=code_of("common_summary.py", methods=COMMON_USES),
     log:
         f"{LOGS}/common/summary.log",

@@ -19,7 +19,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddppm.common_task.adjacency import release_sensitivity
-from ddppm.common_task.base import Calibrated, CommonTaskMethod, GaussianRelease, certified, upper_triangle
+from ddppm.common_task.base import (
+    Calibrated,
+    CommonTaskMethod,
+    GaussianRelease,
+    certified,
+    curator_costs,
+    upper_triangle,
+)
 from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.ppm.algorithms import (
@@ -127,9 +134,9 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
         return np.column_stack([terms.sum(axis=1), terms])
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
-        L, rows = int(calibrated.params["iterations"]), max(len(p) for p in task.parts)
-        if self.noise_model == "central":  # every agent hands its rows to the curator once
-            return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
+        L = int(calibrated.params["iterations"])
+        if self.noise_model == "central":
+            return curator_costs(task)
         return {"floats_per_agent": L * task.d * task.k, "rounds": L, "memory": "d² + d k"}
 
 
@@ -159,5 +166,4 @@ class AnalyzeGaussOnCommonTask(CommonTaskMethod):
         return np.stack([upper_triangle(task.gram + symmetric_gaussian(task.d, scale, rng)) for rng in rngs])
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
-        rows = max(len(p) for p in task.parts)
-        return {"floats_per_agent": rows * task.d, "rounds": 1, "memory": "n_j d (curator: d²)"}
+        return curator_costs(task)
