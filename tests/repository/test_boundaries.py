@@ -118,7 +118,7 @@ def test_pipeline_config_imports_no_experiment() -> None:
     assert out.stdout.strip() == "True"  # the assembly does see them (the probe above is not vacuous)
 
 
-def test_every_experiment_is_its_module_schema_and_rule_file(tmp_path: Path) -> None:
+def test_every_experiment_is_its_module_schema_and_rule_file() -> None:
     """Each registered experiment has its schema beside its module and its rule file; its registry entry declares its
     targets, provenance and findings (``Experiment.declared``), and its rule file declares only under its own name."""
     from ddppm.experiments import available_experiments
@@ -132,12 +132,13 @@ def test_every_experiment_is_its_module_schema_and_rule_file(tmp_path: Path) -> 
         if not experiment.in_default_run:  # built by its own target only, never by the default run
             own_target = f"rule all_{name}:" in rules or f"rule {name}:" in rules
             assert own_target and not experiment.targets("r") and experiment.declared("r") == {}
-            if experiment.reported_once_built:  # once its own target built the findings, the report shows them
-                built = tmp_path / name
-                (built / experiment.findings_relative).parent.mkdir(parents=True)
-                (built / experiment.findings_relative).write_text("title\n", encoding="utf-8")
-                assert experiment.declared(str(built)) == {"findings": [experiment.findings_path(str(built))],
-                                                           "provenance": experiment.provenance(str(built))}  # fmt: skip
+            if experiment.reportable:  # `in_report: true` puts it in the default run and the report
+                asked = {name: {"in_report": True}}
+                declared = experiment.declared("r", asked)
+                assert declared["findings"] == [experiment.findings_path("r")]
+                assert declared["provenance"] == experiment.provenance("r")
+                assert declared["targets"] == [f"r/{path}" for path in experiment.report_targets_relative]
+                assert experiment.declared("r", {name: {"in_report": False}}) == {}
             continue
         declared = experiment.declared("r")
         assert declared["findings"] == [experiment.findings_path("r")] and declared["findings"][0].endswith(".txt")

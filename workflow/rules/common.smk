@@ -165,4 +165,4 @@ DECLARED.declare(
     + [f"{RESULTS}/params/{ds}/{m}.parquet" for ds in DATASETS for m in METHODS],
 )
 for name in config["experiments"]:
-    DECLARED.declare(f"experiment {name}", **get_experiment(name).declared(RESULTS))
+    DECLARED.declare(f"experiment {name}", **get_experiment(name).declared(RESULTS, config))

@@ -97,7 +97,8 @@ class PrivacyAudit(Experiment):
     name = "audit"
     title = "Privacy audit (lower bounds on ε)"
     in_default_run = False
-    reported_once_built = True
+    reportable = True
+    report_targets_relative = ("audit/figure.png",)
     findings_relative = "audit/findings.txt"
     provenance_relative = ("audit/summary.parquet",)
 

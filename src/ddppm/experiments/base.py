@@ -52,9 +52,11 @@ class Experiment:
     """The Parquet tables whose provenance the report lists, relative to the results directory."""
     in_default_run: ClassVar[bool] = True
     """False for an experiment built only by its own target (``all_<name>``), such as the scale studies."""
-    reported_once_built: ClassVar[bool] = False
-    """For an experiment outside the default run: once its own target has built its findings, the report shows
-    them (and keeps them current: a later run rebuilds them if their code or config changed)."""
+    reportable: ClassVar[bool] = False
+    """For an experiment outside the default run: with ``in_report: true`` in its config section, the default run
+    builds it too and the report shows its findings (so the report never shows a stale one; the cost is its own)."""
+    report_targets_relative: ClassVar[tuple[str, ...]] = ()
+    """The figures such an experiment adds to the default run and the report when asked."""
 
     @cached_property
     def schema(self) -> dict[str, Any]:
@@ -89,13 +91,17 @@ class Experiment:
         """The Parquet tables whose provenance the report's table lists."""
         return [f"{results}/{path}" for path in self.provenance_relative]
 
-    def declared(self, results: str) -> dict[str, list[str]]:
+    def declared(self, results: str, config: dict[str, Any] | None = None) -> dict[str, list[str]]:
         """What the experiment adds to the default target and the report (``ddppm.pipeline.declared``: the
         workflow declares it under ``experiment <name>``, so the rule file does not restate it); nothing for an
-        experiment outside the default run."""
+        experiment outside the default run unless the validated ``config`` asks for it (:attr:`reportable`)."""
         if not self.in_default_run:
-            built = self.reported_once_built and Path(self.findings_path(results)).exists()
-            return {"findings": [self.findings_path(results)], "provenance": self.provenance(results)} if built else {}
+            asked = self.reportable and config is not None and bool(config.get(self.name, {}).get("in_report"))
+            if not asked:
+                return {}
+            targets = [f"{results}/{path}" for path in self.report_targets_relative]
+            findings = [self.findings_path(results)]
+            return {"targets": targets, "findings": findings, "provenance": self.provenance(results)}
         return {
             "targets": self.targets(results),
             "provenance": self.provenance(results),

@@ -62,7 +62,7 @@ class MethodMap(Experiment):
     name = "method_map"
     title = "Method map (where each method wins)"
     in_default_run = False
-    reported_once_built = True
+    reportable = True
     findings_relative = "method_map/findings.txt"
     provenance_relative = ("method_map/cells.parquet",)
 
