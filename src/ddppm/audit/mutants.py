@@ -60,10 +60,6 @@ class ScaledNoise:
         """The method's own statistics at its *claimed* calibration."""
         return self.method.common_view_scores(first, second, self.claimed, views)
 
-    @property
-    def has_scores(self) -> bool:
-        return has_exact_scores(self.method)
-
 
 class OneReleaseAccounting(ScaledNoise):
     """CAPE with σ_z calibrated for one release, not for the aggregator's whole view of all m releases: its noise is
@@ -94,9 +90,8 @@ class FirstReleaseWithoutNoise(ScaledNoise):
 def has_exact_scores(method: Any) -> bool:
     """True when ``method`` (or the method a mutant breaks) gives its view's likelihood ratio
     (:meth:`ddppm.common_task.base.CommonTaskMethod.common_view_scores`)."""
-    if isinstance(method, ScaledNoise):
-        return method.has_scores
-    return type(method).common_view_scores is not CommonTaskMethod.common_view_scores
+    target = method.method if isinstance(method, ScaledNoise) else method
+    return type(target).common_view_scores is not CommonTaskMethod.common_view_scores
 
 
 SPECIFIC = {"one_release": (CAPE, OneReleaseAccounting), "no_first_noise": (CertifiedDDPPM, FirstReleaseWithoutNoise)}

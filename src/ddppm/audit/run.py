@@ -1,9 +1,10 @@
 """Attack a method as implemented: draw the observer's whole view under a witness pair of neighbours and bound ε
 from below (docs/audit.md).
 
-* **The witness pair** (:func:`witness_tasks`): two tasks that differ in one row of agent 0, a unit row ``e₁`` in one
-  and ``e₂`` in the other: orthogonal unit rows attain the second moment's sensitivity under ``replace_one``
-  (:mod:`ddppm.common_task.adjacency`), so the pair is the worst for every release of ``XᵀX`` or ``X_jᵀX_j``.
+* **The witness pair** (:func:`witness_tasks`): two tasks that differ in record 0 (agent 0's first row), chosen per
+  method (``audit_witness``) so that their difference attains the sensitivity of the method's release: orthogonal
+  unit rows for every release of ``XᵀX``, ``X_jᵀX_j``, ``x xᵀ`` or a power step near ``e₁``; a row and its negative
+  for released rows; orthogonal rows alone for a sampler the other rows would pin.
 * **The view** is the method's :meth:`~ddppm.common_task.base.CommonTaskMethod.common_view`, drawn with the same
   code and generators as its estimate.
 * **The test** (:func:`audit_method`): where the method gives the log-likelihood ratio of its view as specified

@@ -103,7 +103,7 @@ class PrivacyAudit(Experiment):
     provenance_relative = ("audit/summary.parquet",)
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
-        known = set(MUTANTS) | set(SPECIFIC)
+        known, auditable = set(MUTANTS) | set(SPECIFIC), auditable_methods()
         for entry in section["mutants"]:
             method, name = entry.split("/")
             if name not in known:
@@ -112,9 +112,9 @@ class PrivacyAudit(Experiment):
             if method != owner:
                 raise ConfigError(f"audit.mutants: {name!r} breaks {owner!r} only; write '{owner}/{name}' instead of "
                                   f"{entry!r}")  # fmt: skip
-            if method not in auditable_methods():
+            if method not in auditable:
                 raise ConfigError(f"audit.mutants: {method!r} in {entry!r} exposes no view; auditable: "
-                                  f"{sorted(auditable_methods())}")  # fmt: skip
+                                  f"{sorted(auditable)}")  # fmt: skip
 
     def methods_used(self, config: dict[str, Any]) -> list[str]:
         return sorted(common_task_methods())
@@ -177,10 +177,10 @@ class PrivacyAudit(Experiment):
     @experiment_step
     def run(self, job: Any) -> dict[str, Any]:
         """Every audited row, the journal's rows, the methods not audited, the findings."""
-        section = job.params.cfg["audit"]
+        section, auditable = job.params.cfg["audit"], auditable_methods()
         rest = [{"method": name, "trust_model": method.trust_model, "eps": np.nan, "delta": section["delta"],
                  "verdict": "not audited", "test": "none: the method exposes no view yet"}
-                for name, method in common_task_methods().items() if name not in auditable_methods()]  # fmt: skip
+                for name, method in common_task_methods().items() if name not in auditable]  # fmt: skip
         parts = [read_parquet(path)[0] for path in [*job.input.methods, *job.input.journal]]
         table = pd.concat([*parts, pd.DataFrame(rest)], ignore_index=True)
         return {"csv": table, "parquet": table, "findings": audit_findings(table)}
