@@ -20,7 +20,7 @@ from ddppm.methods.ppm.linalg import orthonormalize
 OPTIONS = {"adjacency": "replace_one", "iterations": 4}
 TASKS = witness_tasks(60, 4, 3, seed=0)
 POWER = ["ppm_theirs_sqrt2", "ppm_decentralised", "balcan_decentralised"]
-EXACT = [*POWER, "ddppm_certified", "amin", "cai_xia_zha"]
+EXACT = [*POWER, "ddppm_certified", "amin", "cai_xia_zha", "dp_pca"]
 
 
 def _rngs(count: int = 5) -> list[np.random.Generator]:

@@ -16,6 +16,10 @@ if study == "views":  # the journal method's own accountant, not the common task
     views = section["views"]
     title = (f"Study 'views': the journal D-DP-PM's δ at Corollary 1's α, σ_q and η = {views['eta']:g}, "
              f"T = {views['T']}, each view and accountant (worst: a searched lower bound)")  # fmt: skip
+elif study == "samples":  # the papers' own setting: population target, one curator
+    title = (f"Study 'samples': the later central methods on Gaussian spiked rows (public bound), one curator, "
+             f"k = 1,\ncertified δ ≤ {section['delta']:g} (Definition 1, {section['adjacency']}), "
+             f"{section['runs']} runs per point")  # fmt: skip
 else:
     title = (f"Scale study '{study}': the common task on the spiked set, certified δ ≤ {section['delta']:g} "
              f"(Definition 1, {section['adjacency']}), {section['runs']} runs per point")  # fmt: skip

@@ -115,6 +115,8 @@ class CommonTaskMethod(ABC):
     preprocessing_party: ClassVar[str] = ""
     """Who releases the private preprocessing's sums in the end-to-end setting (:data:`ddppm.common_task.preprocessing.
     PARTIES`); empty: the trust model's (a curator for ``central`` and ``secure_aggregation``, each agent else)."""
+    max_rank: ClassVar[int | None] = None
+    """The largest k the method estimates (None: any k < d). The runners skip it at a larger k (DP-PCA: k = 1)."""
     audit_witness: ClassVar[str] = "second_moment"
     """The release whose sensitivity the audit's witness pair attains (:func:`ddppm.audit.run.witness_tasks`):
     ``second_moment`` (two orthogonal unit rows; every release of ``XᵀX``, ``X_jᵀX_j``, ``x xᵀ`` or a power step
@@ -156,6 +158,12 @@ class CommonTaskMethod(ABC):
         Neyman–Pearson test of the pair), further columns its parts (one per release), which a broken
         implementation may betray more clearly. Optional: without it the audit trains a linear test."""
         raise NotImplementedError(f"{type(self).__name__} has no exact likelihood ratio")
+
+
+def estimates_rank(method: Any, k: int) -> bool:
+    """Whether ``method`` estimates k directions (its :attr:`CommonTaskMethod.max_rank` allows k)."""
+    limit = getattr(method, "max_rank", None)
+    return limit is None or int(k) <= int(limit)
 
 
 def curator_costs(task: CommonTask) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common_task.base import Calibrated, failure_delta, releases_mu, top_k
+from ddppm.common_task.base import Calibrated, estimates_rank, failure_delta, releases_mu, top_k
 from ddppm.common_task.budget import (
     end_to_end_delta,
     method_target,
@@ -154,7 +154,7 @@ def raw_records_runs(
                 if noise is not None and first_draw == 0:  # added draws rank methods; the price is measured once
                     frames.append(_preprocessing_only(targets[k], tasks, k, party, per_draw, dataset, setting, eps,
                                                       limit))  # fmt: skip
-                for name in names:
+                for name in (name for name in names if estimates_rank(methods[name], k)):
                     method = methods[name]
                     own, row = calibrate_end_to_end(method, tasks[0][k], float(eps), float(limit), noise, options)
                     label = (dataset, k, name, float(eps), STREAM)

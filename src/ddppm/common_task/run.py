@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from ddppm.common_task.base import estimates_rank
 from ddppm.common_task.ranking import Ranking, rank_methods
 from ddppm.common_task.settings import STANDARD
 from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
@@ -37,8 +38,9 @@ def run_methods(
     setting: str = STANDARD,
     draws: str | None = None,
 ) -> pd.DataFrame:
-    """Every run of every method (default: :func:`ddppm.methods.common_task_methods`) at every ε, each
-    calibrated to its δ limit (``delta_limit``: one for every ε, or one per ε).
+    """Every run of every method (default: :func:`ddppm.methods.common_task_methods`; those that estimate the
+    task's k, :func:`ddppm.common_task.base.estimates_rank`) at every ε, each calibrated to its δ limit
+    (``delta_limit``: one for every ε, or one per ε).
 
     Runs of one (method, ε) draw from generators labelled by (dataset, k, method, ε, run index), and by
     ``draws`` (default: the setting's name) outside the standard setting, so a run can be replayed alone and
@@ -48,6 +50,8 @@ def run_methods(
     limits = np.broadcast_to(np.asarray(delta_limit, float), (len(eps_grid),))
     frames = []
     for name, method in methods.items():
+        if not estimates_rank(method, task.k):
+            continue
         for eps, limit in zip(eps_grid, limits, strict=True):
             calibrated = method.common_calibrate(task, float(eps), float(limit), options)
             stream = setting if draws is None else draws

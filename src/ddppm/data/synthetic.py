@@ -269,8 +269,18 @@ def spiked_synthetic(
             "each above 1, in decreasing order"
         )
     rng = np.random.default_rng(seed)
-    Q, R = np.linalg.qr(rng.standard_normal((d, d)))
-    Q *= np.sign(np.diag(R))  # Haar measure (Mezzadri's sign fix)
+    Q = _haar_rotation(rng, d)
     scale = np.ones(d)
     scale[: lam.size] = np.sqrt(lam)
     return (rng.standard_normal((n, d)) * scale) @ Q.T
+
+
+def _haar_rotation(rng: np.random.Generator, d: int) -> np.ndarray:
+    Q, R = np.linalg.qr(rng.standard_normal((d, d)))
+    return Q * np.sign(np.diag(R))  # Haar measure (Mezzadri's sign fix)
+
+
+def spiked_population_directions(d: int, seed: int = 0) -> np.ndarray:
+    """The population eigenvectors of :func:`spiked_synthetic` with this ``d`` and ``seed`` (columns, in the order
+    of its spectrum): its rotation ``Q``, drawn first from the same generator."""
+    return _haar_rotation(np.random.default_rng(seed), d)

@@ -11,11 +11,12 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.network import mixing_matrix
 from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.studies.run import rank_methods
+from ddppm.studies.samples import samples_methods
 
 
 def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
     """Cross-key checks of the validated section ``studies``: every method is a common-task method (and every one
-    of ``rank.deflation`` has a deflated variant), and every
+    of ``rank.deflation`` has a deflated variant; ``samples.spikes`` fit below every d of ``samples.ds``), and every
     (topology, m) a study asks for can be built (a grid needs a composite m, an Erdős–Rényi draw must connect)."""
 
     rank_methods(section)  # every method of `methods`, and each of `rank.deflation` has a deflated variant
@@ -31,6 +32,21 @@ def check_config(section: dict[str, Any], config: dict[str, Any] | None = None) 
             f"studies.rank.spikes: give at least max(ranks) = {max(rank['ranks'])} leading eigenvalues, in "
             "decreasing order (each above 1), so that every k has a spectral gap"
         )
+    samples = section["samples"]
+    samples_methods(section)  # every method of samples.methods is a common-task method
+    spikes = list(samples["spikes"])
+    if len(spikes) >= min(samples["ds"]) or spikes != sorted(spikes, reverse=True):
+        raise ConfigError(
+            f"studies.samples.spikes: {spikes} must be decreasing and fewer than min(studies.samples.ds) = "
+            f"{min(samples['ds'])}"
+        )
+    for method, claim in samples["claims"].items():
+        named = [method, *claim.get("against", [])]
+        if unknown := [name for name in named if name not in samples["methods"]]:
+            raise ConfigError(f"studies.samples.claims.{method}: {unknown} not in studies.samples.methods; add them "
+                              "there or drop the claim")  # fmt: skip
+        if not ({"against", "rate"} & set(claim)):
+            raise ConfigError(f"studies.samples.claims.{method}: give `against` (methods to beat) or `rate`")
     for key, topology, m in asked:
         try:
             mixing_matrix(topology, int(m), seed=int(section["seed"]))

@@ -246,10 +246,50 @@ def views_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title
     return fig
 
 
+def samples_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
+    """Population error against n (log–log), one panel per (ε, d), with the 95 % interval bands and the dashed
+    line of the non-trivial limit the rate fits use."""
+    from ddppm.studies.samples import NONTRIVIAL
+
+    colours = _colours(summary)
+    ds, epsilons = sorted(set(summary["d"])), sorted(set(summary["eps"]))
+    names = list(dict.fromkeys(summary["method"]))
+    with mpl.rc_context(_RC):
+        fig = _figure((3.3 * len(ds) + 1.0, 3.0 * len(epsilons) + 1.6))
+        axes = np.atleast_2d(fig.subplots(len(epsilons), len(ds), sharex=True, sharey=True, squeeze=False))
+        handles: dict[str, Any] = {}
+        low = max(1e-3, 0.7 * float(summary["population_error_ci_lo"].clip(lower=1e-4).min()))
+        for row, eps in enumerate(epsilons):
+            for col, d in enumerate(ds):
+                ax = axes[row, col]
+                for i, name in enumerate(names):
+                    g = summary[(summary["method"] == name) & (summary["eps"] == eps) & (summary["d"] == d)]
+                    g = g.sort_values("n")
+                    x = g["n"].to_numpy(float) * (1 + 0.03 * (i - (len(names) - 1) / 2))  # side by side
+                    (line,) = ax.plot(x, g["population_error_mean"].to_numpy(float), color=colours[name], ms=4,
+                                      marker=styles[name].get("marker", "o"))  # fmt: skip
+                    ax.fill_between(x, g["population_error_ci_lo"].to_numpy(float),
+                                    g["population_error_ci_hi"].to_numpy(float), color=colours[name], alpha=0.18,
+                                    linewidth=0)  # fmt: skip
+                    handles[styles[name]["label"]] = line
+                handles[f"non-trivial limit of the rate fits ({NONTRIVIAL:g})"] = ax.axhline(
+                    NONTRIVIAL, color="0.4", linestyle="--", linewidth=1)
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                ax.set_ylim(low, 1.25)
+                ax.set_title(f"d = {d}, ε = {eps:g}", fontsize=9)
+                if row == len(epsilons) - 1:
+                    ax.set_xlabel("rows n (log)")
+        fig.supylabel("error ‖v̂v̂ᵀ − vvᵀ‖_F/√2 against the population's top direction v (log)", fontsize=9)
+        _finish(fig, handles, title, ncol=2, band=True)
+    return fig
+
+
 FIGURES = {
     "agents": agents_figure,
     "topology": topology_figure,
     "consensus": consensus_figure,
     "rank": rank_figure,
     "views": views_figure,
+    "samples": samples_figure,
 }

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from ddppm.common_task.run import reference_eps
 from ddppm.studies.run import not_run
+from ddppm.studies.samples import samples_findings
 from ddppm.studies.views import views_findings
 
 GOSSIP = "gossip"
@@ -158,6 +161,10 @@ FINDINGS = {
 }
 
 
-def study_findings(name: str, summary: pd.DataFrame) -> list[str]:
-    """The findings of study ``name``: a title line, then one sentence per line."""
+def study_findings(name: str, summary: pd.DataFrame, section: dict[str, Any] | None = None) -> list[str]:
+    """The findings of study ``name``: a title line, then one sentence per line (``section``: the config's
+    ``studies``, whose ``samples.claims`` the samples study judges)."""
+    if name == "samples":
+        claims = (section or {}).get("samples", {}).get("claims", {})
+        return [f"Scale study: {name}", *samples_findings(summary, claims)]
     return [f"Scale study: {name}", *FINDINGS[name](summary)]

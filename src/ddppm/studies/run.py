@@ -11,6 +11,8 @@ the consensus rounds c grow, on the common task with certified δ.
   gossip only post-processes released messages).
 * ``views`` (:mod:`ddppm.studies.views`): the journal D-DP-PM's δ under each observer view, rank mode and
   adjacency at the journal's settings (no Monte Carlo).
+* ``samples`` (:mod:`ddppm.studies.samples`): the later central methods' claims (DP-PCA, Cai–Xia–Zha) in their
+  papers' setting: error against n and d on Gaussian spiked rows, against the population direction.
 * :func:`study_rank`: k principal directions, k ∈ ``rank.ranks``, every method estimating them at once (block
   power iterations, or the top-k of one release), and the methods of ``rank.deflation`` also one component at a
   time (:func:`rank_methods`), with the composition that covers them named per row.
@@ -35,11 +37,12 @@ from ddppm.common_task.run import run_methods as run_common
 from ddppm.common_task.run import summarise
 from ddppm.core.errors import ConfigError
 from ddppm.methods import available_methods, common_task_methods, method_styles
+from ddppm.studies.samples import samples_summary, study_samples
 from ddppm.studies.searched import searched_point
 from ddppm.studies.tasks import consensus_term, lambda2_of, scale_task, spiked_rows, theorem3_consensus_rounds
 from ddppm.studies.views import study_views
 
-STUDIES = ("agents", "topology", "consensus", "rank", "views")
+STUDIES = ("agents", "topology", "consensus", "rank", "views", "samples")
 SEARCHED_ONLY = (
     "its δ can only be searched (data-dependent covariances), so it is no common-task method: the agents study "
     "calibrates it under a searched threat model at the m of studies.agents.searched (a calibration's cost grows "
@@ -228,6 +231,7 @@ RUNNERS = {
     "consensus": study_consensus,
     "rank": study_rank,
     "views": _views,
+    "samples": study_samples,
 }
 POINT_KEYS = {
     "agents": ["sizing", "topology", "m", "n", "c", "lambda2"],
@@ -250,6 +254,8 @@ def study_summary(name: str, runs: pd.DataFrame) -> pd.DataFrame:
     study point's columns first. The ``views`` study has no runs to summarise: its rows are its summary."""
     if name == "views":
         return runs.copy()
+    if name == "samples":
+        return _labelled(samples_summary(runs))
     keys = POINT_KEYS[name]
     frames = []
     for point, group in runs.groupby(keys, sort=False):
@@ -258,7 +264,11 @@ def study_summary(name: str, runs: pd.DataFrame) -> pd.DataFrame:
             notes = group.groupby(["method", "eps"], sort=False)["note"].first()
             summary["note"] = [notes.get((m, e), "") for m, e in zip(summary["method"], summary["eps"], strict=True)]
         frames.append(_at_point(summary, dict(zip(keys, point, strict=True))))
-    out = pd.concat(frames, ignore_index=True).drop(columns=["setting", "dataset"])
+    return _labelled(pd.concat(frames, ignore_index=True).drop(columns=["setting", "dataset"]))
+
+
+def _labelled(out: pd.DataFrame) -> pd.DataFrame:
+    """``out`` with each method's legend label after its name."""
     labels = {name: style["label"] for name, style in study_styles().items()}
     out.insert(out.columns.get_loc("method") + 1, "label", out["method"].map(labels))
     return out

@@ -17,7 +17,7 @@ STUDY_TARGETS = [f"{STUDIES}/{name}/summary.csv" for name in STUDY_NAMES] + [
 
 
 rule study_runs:
-    """Scale study: every run of every method at every point of one study (agents, topology or consensus)."""
+    """Scale study: every run of every method at every point of one study."""
     output:
         f"{STUDIES}/{{study}}/runs.parquet",
     wildcard_constraints:
@@ -56,6 +56,7 @@ rule study_summary:
     wildcard_constraints:
         study="|".join(STUDY_NAMES),
     params:
+        cfg=lambda wc: job_params(config, None, (f"studies.{wc.study}",)),  # the samples study's claims
         code=code_of("study_summary.py", methods=STUDIES_USES),
     log:
         f"{LOGS}/studies/{{study}}_summary.log",
@@ -66,7 +67,7 @@ rule study_summary:
 
 
 rule study_figure:
-    """Scale study: its figure (error against m, the network or c)."""
+    """Scale study: its figure (error against m, the network, c or k; the samples study's against n and d)."""
     input:
         f"{STUDIES}/{{study}}/summary.parquet",
     output:
