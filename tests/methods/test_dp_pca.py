@@ -15,7 +15,9 @@ from ddppm.methods.dp_pca import (
     CLIPPED_SHARE,
     RADIUS_BINS,
     batch_count,
+    batch_distances,
     clip_to_ball,
+    clipped_sum,
     distance_histogram,
     dp_pca_transcript,
     oja_step,
@@ -59,6 +61,21 @@ def test_the_clipped_sum_moves_by_at_most_twice_the_radius() -> None:
             assert ratio <= 1 + 1e-9
             worst = max(worst, ratio)
     assert worst > 0.98
+
+
+def test_the_factored_distances_and_clipped_sum_equal_the_direct_ones() -> None:
+    """``‖g_i − c‖`` from projections and ``Σ clip(g_i)`` from weights equal the gradients formed and clipped."""
+    rng = np.random.default_rng(10)
+    rows = _unit_rows(rng, (5, 40, 6))
+    w = rng.standard_normal((5, 6))
+    w /= np.linalg.norm(w, axis=1, keepdims=True)
+    centre = project_to_unit_ball(rng.standard_normal((5, 6)) * 0.3)
+    radius = rng.choice(RADIUS_BINS[:6], size=5)
+    gradients = rows * np.einsum("rbd,rd->rb", rows, w)[..., None]
+    p, distances = batch_distances(rows, w, centre)
+    np.testing.assert_allclose(distances, np.linalg.norm(gradients - centre[:, None, :], axis=-1), atol=1e-12)
+    np.testing.assert_allclose(clipped_sum(rows, p, distances, centre, radius),
+                               clip_to_ball(gradients, centre, radius).sum(axis=1), atol=1e-12)  # fmt: skip
 
 
 def test_the_radius_histogram_moves_by_at_most_root_two() -> None:
