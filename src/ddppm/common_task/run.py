@@ -135,7 +135,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
         finished = group["finished"].ne(False).to_numpy() if "finished" in group else np.ones(len(group), bool)
         errors = group["error"].to_numpy(float)[finished]
         shared = "draw" in group and ("preprocessing" not in group or (group["preprocessing"] != "none").all())
-        half = _half_width(errors, group["draw"].to_numpy()[finished] if shared else None)
+        half = mean_half_width(errors, group["draw"].to_numpy()[finished] if shared else None)
         mean = errors.mean() if errors.size else np.nan
         captured = group["captured_variance"].to_numpy(float)[finished]
         out = {c: group[c].iloc[0] for c in constant}
@@ -163,7 +163,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.groupby(SUMMARY_KEYS, sort=False).apply(stats, include_groups=False).reset_index()
 
 
-def _half_width(errors: np.ndarray, draws: np.ndarray | None) -> float:
+def mean_half_width(errors: np.ndarray, draws: np.ndarray | None = None) -> float:
     """Half the 95 % interval of the mean: normal over runs, or Student's t over the means of each draw's runs (the
     draws serve equal numbers of runs, so the mean of their means is the mean)."""
     if draws is not None and not pd.isna(draws).all():
@@ -172,6 +172,12 @@ def _half_width(errors: np.ndarray, draws: np.ndarray | None) -> float:
             return float("nan")
         return float(student_t.ppf(0.975, means.size - 1) * means.std(ddof=1) / np.sqrt(means.size))
     return float(1.96 * errors.std(ddof=1) / np.sqrt(errors.size)) if errors.size > 1 else float("nan")
+
+
+def interval_outcome(lo: float, hi: float, lo_other: float, hi_other: float) -> str:
+    """``better`` when the interval [lo, hi] lies wholly below [lo_other, hi_other] (smaller is better), ``worse``
+    when wholly above, else ``tied``."""
+    return "better" if hi < lo_other else "worse" if lo > hi_other else "tied"
 
 
 TRUST_ORDER = {"central": 0, "secure_aggregation": 1, "gossip": 2, "local": 2}

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ddppm.common_task.raw_records import PREPROCESSING_ONLY
-from ddppm.common_task.run import reference_eps
+from ddppm.common_task.run import interval_outcome, reference_eps
 from ddppm.common_task.settings import PREPARED, STANDARD
 from ddppm.experiments.common_peers import peer_findings
 from ddppm.privacy.threat_models import resolve
@@ -93,8 +93,8 @@ def claim_table(summary: pd.DataFrame, claims: dict[str, Any]) -> pd.DataFrame:
             theirs = standard[(standard["method"] == other) & standard["feasible"].astype(bool)]
             paired = mine.merge(theirs, on=["dataset", "k", "eps"], suffixes=("", "_other"))
             for row in paired.itertuples():
-                outcome = ("better" if row.error_ci_hi < row.error_ci_lo_other
-                           else "worse" if row.error_ci_lo > row.error_ci_hi_other else "tied")  # fmt: skip
+                outcome = interval_outcome(row.error_ci_lo, row.error_ci_hi, row.error_ci_lo_other,
+                                           row.error_ci_hi_other)  # fmt: skip
                 rows.append({"method": method, "claim": claim["claim"], "against": other, "dataset": row.dataset,
                              "k": row.k, "eps": row.eps, "error": row.error_mean,
                              "error_other": row.error_mean_other, "ratio": row.error_mean / row.error_mean_other,

@@ -73,6 +73,11 @@ def distance_histogram(distances: np.ndarray) -> np.ndarray:
     return counts.reshape(*distances.shape[:-1], bins)
 
 
+def radius_allowance(batch: int, histogram_sigma: float) -> float:
+    """How many of a batch's distances the radius may leave above it: ``CLIPPED_SHARE · B + 3σ_h`` (public)."""
+    return CLIPPED_SHARE * batch + 3.0 * histogram_sigma
+
+
 def private_radius(noisy_counts: np.ndarray, allowed: float | np.ndarray) -> np.ndarray:
     """τ per run from noisy bin counts (..., bins), largest distances first: the upper edge of the first bin
     whose noisy count, added to those above it, exceeds ``allowed`` (the last bin's edge if none does)."""
@@ -132,7 +137,7 @@ def dp_pca_transcript(X: np.ndarray, params: dict[str, Any], rngs: Sequence[np.r
     w /= np.linalg.norm(w, axis=1, keepdims=True)
     centre = np.zeros((runs, d))
     out = {key: [] for key in ("w", "centre", "counts", "radius", "sums")}
-    allowed = CLIPPED_SHARE * B + 3.0 * sigma_h
+    allowed = radius_allowance(B, sigma_h)
     for t in range(T):
         rows = X[orders[:, t]]
         p, distances = batch_distances(rows, w, centre)
@@ -201,7 +206,7 @@ class DPPCA(RegisteredMethod, CommonTaskMethod):
         d, B, bins = first.d, (views.shape[1] - 1 - 3 * first.d - len(RADIUS_BINS)), len(RADIUS_BINS)
         members = views[:, 1 : 1 + B].astype(int)
         w, centre, counts, sums = np.split(views[:, 1 + B :], np.cumsum([d, d, bins]), axis=1)
-        radius = private_radius(counts, CLIPPED_SHARE * B + 3.0 * float(p["histogram_sigma"]))
+        radius = private_radius(counts, radius_allowance(B, float(p["histogram_sigma"])))
         histogram_terms, sum_terms = [], []
         for task in (first, second):
             rows = task.X[members]

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from ddppm.common_task.run import run_rows, summarise
+from ddppm.common_task.run import interval_outcome, mean_half_width, run_rows, summarise
 from ddppm.common_task.task import CommonTask, subspace_error
 from ddppm.core.errors import ConfigError
 from ddppm.core.seeds import run_generators
@@ -50,7 +50,7 @@ def public_bound_rows(n: int, d: int, spikes: tuple[float, ...], seed: int) -> t
 
 
 def samples_methods(section: dict[str, Any]) -> dict[str, Any]:
-    """The methods of ``samples.methods``: central common-task methods that estimate k = 1."""
+    """The methods of ``samples.methods``, each a registered common-task method (the study runs them at k = 1)."""
     known = common_task_methods()
     unknown = [name for name in section["samples"]["methods"] if name not in known]
     if unknown:
@@ -65,12 +65,13 @@ def study_samples(section: dict[str, Any]) -> pd.DataFrame:
     cfg = section["samples"]
     options = {"adjacency": section["adjacency"], "iterations": int(section["iterations"])}
     spikes = tuple(float(s) for s in cfg["spikes"])
+    methods = samples_methods(section)
     frames = []
     for d in cfg["ds"]:
         for n in cfg["ns"]:
             X, population = public_bound_rows(int(n), int(d), spikes, int(section["data"]["seed"]))
             task = CommonTask(X, (np.arange(int(n)),), 1)
-            for name, method in samples_methods(section).items():
+            for name, method in methods.items():
                 for eps in cfg["epsilons"]:
                     calibrated = method.common_calibrate(task, float(eps), float(section["delta"]), options)
                     rngs = run_generators(int(section["seed"]), ("samples", int(d), int(n), name, float(eps)),
@@ -90,12 +91,13 @@ def samples_summary(runs: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for (d, n), group in runs.groupby(POINT, sort=False):
         summary = summarise(group.drop(columns=[*POINT, "population_error"]))
-        population = group.groupby(["method", "eps"], sort=False)["population_error"].agg(["mean", "std", "size"])
-        half = 1.96 * population["std"] / np.sqrt(population["size"])
+        by_point = group.groupby(["method", "eps"], sort=False)["population_error"]
+        mean = by_point.mean()
+        half = by_point.agg(lambda errors: mean_half_width(errors.to_numpy(float)))
         keys = list(zip(summary["method"], summary["eps"], strict=True))
-        summary["population_error_mean"] = population["mean"].loc[keys].to_numpy()
-        summary["population_error_ci_lo"] = (population["mean"] - half).loc[keys].to_numpy()
-        summary["population_error_ci_hi"] = (population["mean"] + half).loc[keys].to_numpy()
+        summary["population_error_mean"] = mean.loc[keys].to_numpy()
+        summary["population_error_ci_lo"] = (mean - half).loc[keys].to_numpy()
+        summary["population_error_ci_hi"] = (mean + half).loc[keys].to_numpy()
         summary.insert(0, "n", n)
         summary.insert(0, "d", d)
         frames.append(summary)
@@ -129,11 +131,8 @@ def rate_fits(summary: pd.DataFrame) -> pd.DataFrame:
 def _compare(at: pd.DataFrame, method: str, other: str) -> str:
     """better / tied / worse of ``method`` against ``other`` by their population-error intervals at one point."""
     a, b = at.loc[method], at.loc[other]
-    if a["population_error_ci_hi"] < b["population_error_ci_lo"]:
-        return "better"
-    if a["population_error_ci_lo"] > b["population_error_ci_hi"]:
-        return "worse"
-    return "tied"
+    return interval_outcome(a["population_error_ci_lo"], a["population_error_ci_hi"], b["population_error_ci_lo"],
+                            b["population_error_ci_hi"])  # fmt: skip
 
 
 def _fit_text(fit: Any) -> str:
@@ -188,12 +187,12 @@ def _growth_with_d(fits: pd.DataFrame, method: str, other: str, eps: float) -> s
     mine, theirs = at.loc[method], at.loc[other]
     if np.isnan(mine["b"]) or np.isnan(theirs["b"]):
         return f"{method} against {other}, ε = {eps:g}: d-exponents not both fitted."
-    if mine["b"] + mine["b_half"] < theirs["b"] - theirs["b_half"]:
-        how = "grows more slowly with d (the claim's mechanism: it gains as d grows at fixed n)"
-    elif mine["b"] - mine["b_half"] > theirs["b"] + theirs["b_half"]:
-        how = "grows faster with d"
-    else:
-        how = "grows with d as fast, within the intervals"
+    how = {
+        "better": "grows more slowly with d (the claim's mechanism: it gains as d grows at fixed n)",
+        "worse": "grows faster with d",
+        "tied": "grows with d as fast, within the intervals",
+    }[interval_outcome(mine["b"] - mine["b_half"], mine["b"] + mine["b_half"], theirs["b"] - theirs["b_half"],
+                       theirs["b"] + theirs["b_half"])]  # fmt: skip
     return (f"{method} against {other}, ε = {eps:g}: its error {how}: d-exponent {mine['b']:.2f}±{mine['b_half']:.2f} "
             f"against {theirs['b']:.2f}±{theirs['b_half']:.2f}; n-exponent {mine['a']:.2f}±{mine['a_half']:.2f} "
             f"against {theirs['a']:.2f}±{theirs['a_half']:.2f}.")
