@@ -60,3 +60,50 @@ def test_bad_trust_is_refused() -> None:
     proc = subprocess.run([sys.executable, "-m", "ddppm", "advise", "--n", "10"], capture_output=True, text=True,
                           cwd=REPO)  # fmt: skip
     assert proc.returncode == 2 and "--d" in proc.stderr
+
+
+def test_the_raw_records_route_is_the_common_tasks(capsys: pytest.CaptureFixture) -> None:
+    """Simulation identity: the advisor's raw-records answer is the mean error of the common task's raw-records
+    route (public preparation, private standardisation, the method) run on the simulated records draw by draw."""
+    import numpy as np
+
+    from ddppm.common_task.preprocessing import PreprocessingPlan
+    from ddppm.common_task.raw_records import raw_records_runs
+    from ddppm.methods import get_method
+    from ddppm.studies.method_map import Shape, raw_shape_records
+
+    members, facts = advise(n=400, d=6, m=4, eps=5.0, delta=1e-5, trust="central", runs_start=6, runs_cap=6,
+                            looseness=3.0)  # fmt: skip
+    assert facts["scope"] == "raw_records" and "3 times wider" in facts["assumption"]
+    best = members.iloc[0]
+    shape, errors = Shape(400, 6, 2.0, 4, 1), []
+    for draw in range(6):
+        records = raw_shape_records(shape, 0, draw, 3.0)
+        runs = raw_records_runs(records, [5.0], [1e-5], [1], 1, 1, 0, PreprocessingPlan(),
+                                {"adjacency": "replace_one", "iterations": 10}, dataset=f"map/{shape.label}/{draw}",
+                                methods={best["method"]: get_method(best["method"])})  # fmt: skip
+        errors.append(float(runs.loc[runs["method"] == best["method"], "error"].iloc[0]))
+    assert best["error_mean"] == pytest.approx(np.mean(errors), abs=1e-4)
+    assert main(["advise", "--n", "400", "--d", "6", "--m", "4", "--eps", "5", "--delta", "1e-5", "--trust",
+                 "central", "--runs", "4", "--prepared-rows"]) == 0  # fmt: skip
+    assert "Scope: the δ covers rows already in the unit ball" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="--looseness"):
+        advise(n=400, d=6, m=4, eps=5.0, delta=1e-5, trust="central", looseness=0.5)
+
+
+def test_simulated_raw_records_and_their_bounds() -> None:
+    """At looseness 1 the declared bounds are each feature's mean ± 4 population sd (they hold nearly every value);
+    at looseness w they are w times wider and still hold the data's mean."""
+    import numpy as np
+
+    from ddppm.studies.method_map import Shape, raw_shape_records
+
+    shape = Shape(20_000, 5, 3.0, 2, 1)
+    tight, loose = raw_shape_records(shape, 1, 0, 1.0), raw_shape_records(shape, 1, 0, 4.0)
+    np.testing.assert_array_equal(tight.X, loose.X)
+    inside = (tight.X >= tight.bounds.lower) & (tight.X <= tight.bounds.upper)
+    assert inside.mean() > 0.999
+    np.testing.assert_allclose(tight.bounds.upper - tight.bounds.lower, 8 * tight.X.std(axis=0), rtol=0.03)
+    np.testing.assert_allclose(loose.bounds.upper - loose.bounds.lower, 4 * (tight.bounds.upper - tight.bounds.lower))
+    mean = tight.X.mean(axis=0)
+    assert ((loose.bounds.lower < mean) & (mean < loose.bounds.upper)).all()

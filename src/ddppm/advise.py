@@ -3,7 +3,10 @@
 The advisor never reads a data file. It takes what a user may safely say about their problem without looking at
 the data (n, d, m, ε, δ, the trust level, k, and an assumed spectral gap), simulates seeded spiked-covariance data
 of that shape (:mod:`ddppm.studies.method_map`), runs every certified method of the common task on it, and prints
-the competitive set at the user's trust level: each member's expected error with its 95 % interval (over the
+the competitive set at the user's trust level, from the raw records by default: the user says how loose their
+declared bounds are likely to be (``--looseness``, a public assumption like the spectral gap), and the simulated
+route includes the private standardisation at that looseness (``--prepared-rows`` for rows already in the unit
+ball). For each member: each member's expected error with its 95 % interval (over the
 simulated data sets, not the user's), its costs, and whether any method beats chance. Choosing a method by its
 results on the private data would make the choice itself a function of the data, covered by no δ; choosing it here
 spends no privacy, because nothing private is touched.
@@ -25,6 +28,7 @@ from ddppm.studies.method_map import Shape, run_shape, spiked_spectrum
 
 DEFAULTS: dict[str, Any] = {
     "gap": 2.0,
+    "looseness": 2.0,
     "adjacency": "replace_one",
     "iterations": 10,
     "topology": "ring",
@@ -36,7 +40,8 @@ DEFAULTS: dict[str, Any] = {
 
 
 def advise(n: int, d: int, m: int, eps: float, delta: float, trust: str, k: int = 1, gap: float = 2.0,
-           runs_start: int = 10, runs_cap: int = 40, seed: int = 0) -> tuple[pd.DataFrame, dict[str, Any]]:  # fmt: skip
+           runs_start: int = 10, runs_cap: int = 40, seed: int = 0,
+           looseness: float | None = 2.0) -> tuple[pd.DataFrame, dict[str, Any]]:  # fmt: skip
     """The competitive set for a public problem shape, by simulation.
 
     Parameters
@@ -49,6 +54,10 @@ def advise(n: int, d: int, m: int, eps: float, delta: float, trust: str, k: int 
         What the user trusts: ``central`` (a curator), ``secure_aggregation`` or ``local`` (no one).
     gap
         The assumed spectral gap λ_k/λ_{k+1} of the population covariance (top-k eigenvalues ``gap·(k, …, 1)``).
+    looseness
+        How many times wider than the data's mean ± 4 standard deviations the user's declared bounds are likely to
+        be (≥ 1): the simulated route runs from raw records with the private standardisation
+        (:func:`ddppm.studies.method_map.raw_shape_records`); None: rows already in the unit ball (prepared rows).
 
     Returns
     -------
@@ -59,9 +68,11 @@ def advise(n: int, d: int, m: int, eps: float, delta: float, trust: str, k: int 
     """
     if trust not in TRUST_LEVELS:
         raise ValueError(f"--trust must be one of {TRUST_LEVELS}, got {trust!r}")
+    if looseness is not None and not looseness >= 1:
+        raise ValueError(f"--looseness must be at least 1 (a factor of the data's mean ± 4 sd), got {looseness!r}")
     shape = Shape(int(n), int(d), float(gap), int(m), int(k))
     section = {**DEFAULTS, "epsilons": [float(eps)], "delta": float(delta), "seed": int(seed),
-               "runs": {"start": int(runs_start), "cap": int(runs_cap)}}  # fmt: skip
+               "runs": {"start": int(runs_start), "cap": int(runs_cap)}, "looseness": looseness}  # fmt: skip
     usable = {name: method for name, method in common_task_methods().items()
               if TRUST_ORDER.get(method.trust_model, -1) >= TRUST_ORDER[trust]}  # fmt: skip
     _, cells = run_shape(shape, section, usable)
@@ -74,7 +85,13 @@ def advise(n: int, d: int, m: int, eps: float, delta: float, trust: str, k: int 
                         "error_lo": float(lo), "error_hi": float(hi), "floats_per_agent": int(floats),
                         "rounds": int(rounds)})  # fmt: skip
     spectrum = spiked_spectrum(shape.d, shape.k, shape.gap)
+    if looseness is None:
+        rows = "in a random basis, scaled into the unit ball by a bound computed from that spectrum (prepared rows)"
+    else:
+        rows = (f"in a random basis, with seeded feature means: raw records whose declared bounds are {looseness:g} "
+                "times wider than each feature's mean ± 4 sd, standardised privately with a quarter of the budget")
     facts = {
+        "scope": "prepared_rows" if looseness is None else "raw_records",
         "best": cell["best"],
         "separated": bool(cell["separated"]),
         "beats_chance": bool(cell["beats_chance"]),
@@ -82,9 +99,8 @@ def advise(n: int, d: int, m: int, eps: float, delta: float, trust: str, k: int 
         "runs": int(cell["runs"]),
         "assumption": (
             f"Gaussian rows with population eigenvalues {', '.join(f'{v:g}' for v in spectrum[:k])} then 1 "
-            f"(gap λ_k/λ_(k+1) = {gap:g}), in a random basis, scaled into the unit ball by a bound computed from "
-            f"that spectrum; rows split evenly over {m} agents ({DEFAULTS['topology']} network, "
-            f"{DEFAULTS['consensus']} gossip rounds per iteration); adjacency {DEFAULTS['adjacency']}"
+            f"(gap λ_k/λ_(k+1) = {gap:g}), {rows}; rows split evenly over {m} agents ({DEFAULTS['topology']} "
+            f"network, {DEFAULTS['consensus']} gossip rounds per iteration); adjacency {DEFAULTS['adjacency']}"
         ),
     }
     return pd.DataFrame(members), facts
@@ -103,8 +119,13 @@ def render(members: pd.DataFrame, facts: dict[str, Any], trust: str, eps: float,
         lines.append(f"    {row.label:58s} error {row.error_mean:.3f} [{row.error_lo:.3f}, {row.error_hi:.3f}]"
                      f"  floats/agent {row.floats_per_agent:,}  rounds {row.rounds}")  # fmt: skip
     lines.append(f"  Assumed: {facts['assumption']}.")
-    lines.append("  Scope: the δ covers rows already in the unit ball (prepared rows); records that need private "
-                 "standardisation first spend part of the budget on it (docs/privacy.md).")
+    if facts.get("scope") == "raw_records":
+        lines.append("  Scope: from the raw records: the δ covers everything from the records on, the private "
+                     "standardisation included (docs/privacy.md); errors against the PCA of the truly standardised "
+                     "records.")
+    else:
+        lines.append("  Scope: the δ covers rows already in the unit ball (prepared rows); records that need private "
+                     "standardisation first spend part of the budget on it (leave out --prepared-rows for that).")
     lines.append("  Intervals are over simulated data of your shape, not your data; no data file was read.")
     return "\n".join(lines)
 
@@ -124,13 +145,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ask.add_argument("--k", type=int, default=1, help="rank (principal directions wanted; default 1)")
     ask.add_argument("--spectrum", type=float, default=DEFAULTS["gap"], metavar="GAP",
                      help="assumed spectral gap λ_k/λ_(k+1) (default 2)")  # fmt: skip
+    ask.add_argument("--looseness", type=float, default=DEFAULTS["looseness"], metavar="W",
+                     help="how many times wider than the data's mean ± 4 sd your declared bounds are likely to be "
+                     "(default 2; bounds from units are often 2 to 10 times loose)")  # fmt: skip
+    ask.add_argument("--prepared-rows", action="store_true",
+                     help="your rows are already in the unit ball (no private standardisation to simulate)")
     ask.add_argument("--runs", type=int, default=DEFAULTS["runs"]["cap"], help="most simulated data sets (default 40)")
     ask.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
         members, facts = advise(args.n, args.d, args.m, args.eps, args.delta, args.trust, args.k, args.spectrum,
-                                min(DEFAULTS["runs"]["start"], args.runs), args.runs, args.seed)  # fmt: skip
+                                min(DEFAULTS["runs"]["start"], args.runs), args.runs, args.seed,
+                                None if args.prepared_rows else args.looseness)  # fmt: skip
     except ValueError as error:
         print(f"ddppm advise: {error}", file=sys.stderr)
         return 2

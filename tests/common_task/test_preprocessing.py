@@ -57,7 +57,7 @@ def test_the_releases_have_the_stated_law(parties):
     """The released mean's and mean of squares' noise is Gaussian with standard deviation √p σ / n (p parties)."""
     rng = np.random.default_rng(1)
     Z = rng.uniform(-1, 1, (400, 3)) / np.sqrt(3)
-    plan = PreprocessingPlan(variance_floor=0.0)
+    plan = PreprocessingPlan(variance_floor=0.0, estimator="one_shot")
     noise = preprocessing_noise(plan, 0.5, 3, parties)
     releases = [release_statistics(Z, noise, plan, np.random.default_rng(seed)) for seed in range(3000)]
     means = np.array([r.mean for r in releases])
@@ -70,7 +70,7 @@ def test_the_releases_have_the_stated_law(parties):
 
 @pytest.mark.parametrize(("scale", "mu"), [(True, 0.3), (False, 0.3), (True, 2.0)])
 def test_the_preprocessing_spends_exactly_its_share(scale, mu):
-    noise = preprocessing_noise(PreprocessingPlan(scale=scale), mu, 13, 4)
+    noise = preprocessing_noise(PreprocessingPlan(scale=scale, estimator="one_shot"), mu, 13, 4)
     assert noise.mu == pytest.approx(mu, rel=1e-12)
     assert len(noise.releases) == (2 if scale else 1)
 
@@ -78,7 +78,7 @@ def test_the_preprocessing_spends_exactly_its_share(scale, mu):
 def test_standardised_rows_stay_in_the_ball_and_depend_on_their_record_and_the_releases_only():
     X = np.array(load_dataset("wine", source="default").matrix)
     bounds = public_bounds("wine", X.shape[1])
-    plan = PreprocessingPlan()
+    plan = PreprocessingPlan(estimator="one_shot")
     noise = preprocessing_noise(plan, 0.8, X.shape[1], 1)
     Z = prepare_public(X, bounds)
     released = release_statistics(Z, noise, plan, np.random.default_rng(2))
@@ -95,7 +95,7 @@ def test_a_constant_feature_is_not_blown_up():
     """A feature whose true variance is 0 gets the floor, so its column stays near 0 after scaling."""
     rng = np.random.default_rng(3)
     Z = np.column_stack([rng.uniform(-1, 1, 2000), np.full(2000, 0.3), rng.uniform(-1, 1, 2000)]) / np.sqrt(3)
-    plan = PreprocessingPlan()
+    plan = PreprocessingPlan(estimator="one_shot")
     noise = preprocessing_noise(plan, 0.5, 3, 1)
     rows = private_standardise(Z, noise, plan, np.random.default_rng(4))
     assert np.abs(rows[:, 1]).max() < 0.1 * np.abs(rows[:, 0]).max()
@@ -113,4 +113,4 @@ def test_the_parties_follow_the_trust_model():
 
 def test_no_budget_is_refused():
     with pytest.raises(PrivacyError, match="positive share"):
-        preprocessing_noise(PreprocessingPlan(), 0.0, 3, 1)
+        preprocessing_noise(PreprocessingPlan(), 0.0, 3, 1, 100)

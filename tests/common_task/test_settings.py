@@ -33,14 +33,19 @@ def _config() -> dict:
 def test_settings_pair_the_journal_grid_with_its_limits() -> None:
     config = _config()
     settings = common_settings(config)
-    assert list(settings) == [STANDARD, PREPARED, "distance_one", "journal_delta_limits"]
+    assert list(settings) == [STANDARD, PREPARED, "distance_one", "oracle_bounds", "journal_delta_limits"]
     section = config["common"]
     standard = settings[STANDARD]
     assert standard.adjacency == "replace_one" and standard.datasets == section["datasets"]
     assert all(limit == section["delta"] for pts in standard.points.values() for _, limit in pts)
     # the standard setting covers the raw records; every second one the prepared rows, which the old standard drew
     assert standard.scope == "raw_records" and standard.draws == ""
-    assert {s.scope for name, s in settings.items() if name != STANDARD} == {"prepared_rows"}
+    assert {s.scope for name, s in settings.items() if name not in (STANDARD, "oracle_bounds")} == {"prepared_rows"}
+    # oracle bounds: the standard setting's points and draws, on the data sets whose records' range is published
+    oracle = settings["oracle_bounds"]
+    assert oracle.scope == "raw_records" and oracle.draws == "" and oracle.adjacency == standard.adjacency
+    assert set(oracle.datasets) == {"wine", "breast_cancer"} & set(section["datasets"])
+    assert all(oracle.points[ds] == standard.points[ds] for ds in oracle.datasets)
     assert settings[PREPARED].points == standard.points and settings[PREPARED].draws == STANDARD
     assert settings["distance_one"].adjacency == "distance_one"
     assert settings["distance_one"].points == standard.points

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import sklearn.datasets as skd
 
+from ddppm.common_task.settings import oracle_bounds_entry
 from ddppm.core.errors import ConfigError
 from ddppm.data import load_dataset, normalize
-from ddppm.data.public_prep import BOUNDS_FILE, _declared, clipping, prepare_public, public_bounds
+from ddppm.data.public_prep import BOUNDS_FILE, _declared, bounds_from_entry, clipping, prepare_public, public_bounds
 
 DATASETS = sorted(_declared())
 
@@ -53,13 +54,30 @@ def test_a_record_at_a_corner_of_the_bounds_has_norm_one_and_the_midpoint_is_the
 
 
 @pytest.mark.parametrize("name, loader", [("wine", skd.load_wine), ("breast_cancer", skd.load_breast_cancer)])
-def test_documentation_bounds_are_the_published_table(name, loader):
-    """An independent route: the Min and Max columns of the data set's own DESCR table, parsed."""
+def test_oracle_bounds_are_the_published_table(name, loader):
+    """An independent route: the Min and Max columns of the data set's own DESCR table, parsed, are the oracle
+    bounds (the labelled setting oracle_bounds), and not the standard setting's."""
     table = loader().DESCR.split(":Summary Statistics:")[1].split(":Missing Attribute Values:")[0]
     rows = [re.findall(r"-?\d+\.?\d*", line.split(":", 1)[1])[:2] for line in table.splitlines() if ":" in line]
     published = np.array([[float(lo), float(hi)] for lo, hi in rows])
-    bounds = public_bounds(name, published.shape[0])
-    np.testing.assert_array_equal(np.column_stack([bounds.lower, bounds.upper]), published)
+    oracle = bounds_from_entry(oracle_bounds_entry(name), published.shape[0], "oracle")
+    np.testing.assert_array_equal(np.column_stack([oracle.lower, oracle.upper]), published)
+    standard = public_bounds(name, published.shape[0])
+    assert not np.any((standard.lower == published[:, 0]) & (standard.upper == published[:, 1]))
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_no_standard_bounds_are_read_from_the_records(name):
+    """The standard setting's bounds are not the records' own range: a declared or documented bound equals the
+    records' min and max together on at most a quarter of the features. Bounds by construction (a generator's, an
+    encoding's such as digits' 0..16 counts) may be attained by the records, and say so."""
+    X = _raw(name)
+    bounds = public_bounds(name, X.shape[1])
+    if bounds.kind == "construction":
+        assert "construction" in bounds.source or "ddppm.data.synthetic" in bounds.source
+        return
+    at_range = np.isclose(bounds.lower, X.min(axis=0)) & np.isclose(bounds.upper, X.max(axis=0))
+    assert at_range.mean() <= 0.25, f"{name}: bounds equal the records' min and max on {at_range.sum()} features"
 
 
 def test_clipping_alone_in_a_case_worked_by_hand():

@@ -23,7 +23,8 @@ DECLARATIONS = {
         "frontier_references": ["a/wine/frontier.parquet"],
     },
     "experiment x": {"targets": ["x/summary.csv"], "provenance": ["x/summary.parquet"], "findings": ["x/f.txt"]},
-    "experiments/x.smk": {"targets": ["x/figure.png"], "fig2_floors": {"wine": ["x/wine/floor.parquet"]}},
+    "experiments/x.smk": {"targets": ["x/figure.png"], "fig2_floors": {"wine": ["x/wine/floor.parquet"]},
+                          "all_studies": ["x/study.png"]},
 }
 
 

@@ -26,6 +26,11 @@ with p the number of parties, ``floor`` a public multiple of v̂'s noise standar
 variance drowns in the noise is not blown up) and c = ``row_scale`` (standardised rows have mean squared norm d,
 so c = 2 clips only rows more than twice that norm). Row i depends on record i and the releases only. The
 budget of the whole route is :mod:`ddppm.common_task.budget`.
+
+Two estimators (``estimator``): ``one_shot``, the sums above on the declared box; ``range_shrinking`` (the
+default), which first spends ``range.share`` of ``μ_pre²`` on a private box per feature from noisy histograms
+(:mod:`ddppm.common_task.range_finding`) and then releases the same sums, with the rest, on the rows re-prepared in
+that box, so that loose declared bounds cost little (docs/bounds.md).
 """
 
 from __future__ import annotations
@@ -36,11 +41,21 @@ from typing import Any
 import numpy as np
 
 from ddppm.common_task.base import GaussianRelease, releases_mu
-from ddppm.core.errors import PrivacyError
+from ddppm.common_task.range_finding import (
+    RangePlan,
+    histogram_sensitivity,
+    private_intervals,
+    range_rounds,
+    round_sigma,
+    to_box,
+)
+from ddppm.core.errors import ConfigError, PrivacyError
 
 SUM_SENSITIVITY = 2.0
 """L2 sensitivity of a party's sum of publicly prepared rows under replace-one (the box's diagonal)."""
 
+ESTIMATORS = ("range_shrinking", "one_shot")
+"""``common.preprocessing.estimator``: a private box first, then the sums (the default), or the sums alone."""
 PARTIES = ("curator", "agents", "individuals")
 PARTY_OF_TRUST = {"central": "curator", "secure_aggregation": "curator", "gossip": "agents", "local": "agents"}
 """Who releases the preprocessing's sums, by the method's trust model (a method whose individuals do not trust
@@ -73,32 +88,57 @@ class PreprocessingPlan:
     scale_share: float = 0.5
     row_scale: float = 2.0
     variance_floor: float = 3.0
+    estimator: str = "range_shrinking"
+    range: RangePlan = RangePlan()
+
+    def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise ConfigError(f"common.preprocessing.estimator: {self.estimator!r} is not one of {ESTIMATORS}")
 
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> PreprocessingPlan:
-        keys = ("share", "scale", "scale_share", "row_scale", "variance_floor")
-        return cls(**{k: section[k] for k in keys if k in section})
+        keys = ("share", "scale", "scale_share", "row_scale", "variance_floor", "estimator")
+        found = {k: section[k] for k in keys if k in section}
+        return cls(**found, range=RangePlan.from_section(section.get("range", {})))
 
 
 @dataclass(frozen=True)
 class PreprocessingNoise:
     """Per party, the noise of its released sum (``sigma_sum``) and sum of squares (``sigma_squares``, NaN when
-    not scaling), the number of parties, and the releases one record's party makes (for the accounting)."""
+    not scaling), the number of parties, and the releases one record's party makes (for the accounting); with
+    ``range_shrinking``, the rounds of the private box that run (``range_rounds``, 0 when skipped) and each
+    round's noise per count (``sigma_range``, NaN when none)."""
 
     parties: int
     sigma_sum: float
     sigma_squares: float
     releases: tuple[GaussianRelease, ...]
+    range_rounds: int = 0
+    sigma_range: float = float("nan")
 
     @property
     def mu(self) -> float:
         return releases_mu(self.releases)
 
 
-def preprocessing_noise(plan: PreprocessingPlan, mu_pre: float, d: int, parties: int) -> PreprocessingNoise:
-    """The noises that make one record's preprocessing exactly ``mu_pre``-GDP (module docstring)."""
+def preprocessing_noise(
+    plan: PreprocessingPlan, mu_pre: float, d: int, parties: int, n: int | None = None
+) -> PreprocessingNoise:
+    """The noises that make one record's preprocessing exactly ``mu_pre``-GDP (module docstring); ``n``, public,
+    decides whether the private box's rounds run (``range_shrinking`` needs it)."""
     if mu_pre <= 0:
         raise PrivacyError("private preprocessing needs a positive share of the budget (common.preprocessing.share)")
+    range_releases: list[GaussianRelease] = []
+    rounds, sigma_range = 0, float("nan")
+    if plan.estimator == "range_shrinking":
+        if n is None:
+            raise ValueError("preprocessing_noise: range_shrinking needs the number of records n (public)")
+        mu_range = np.sqrt(plan.range.share) * mu_pre
+        rounds = range_rounds(plan.range, mu_range, n, d, parties)
+        if rounds:
+            sigma_range = float(round_sigma(mu_range, d, rounds))
+            range_releases = [GaussianRelease(histogram_sensitivity(d), sigma_range)] * rounds
+            mu_pre = float(np.sqrt(1 - plan.range.share) * mu_pre)
     mu_squares = np.sqrt(plan.scale_share) * mu_pre if plan.scale else 0.0
     mu_sum = np.sqrt(mu_pre**2 - mu_squares**2)
     releases = [GaussianRelease(SUM_SENSITIVITY, SUM_SENSITIVITY / mu_sum)]
@@ -106,7 +146,8 @@ def preprocessing_noise(plan: PreprocessingPlan, mu_pre: float, d: int, parties:
     if plan.scale:
         sigma_squares = squares_sensitivity(d) / mu_squares
         releases.append(GaussianRelease(squares_sensitivity(d), sigma_squares))
-    return PreprocessingNoise(int(parties), float(SUM_SENSITIVITY / mu_sum), float(sigma_squares), tuple(releases))
+    return PreprocessingNoise(int(parties), float(SUM_SENSITIVITY / mu_sum), float(sigma_squares),
+                              (*range_releases, *releases), rounds, sigma_range)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -146,5 +187,9 @@ def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan)
 def private_standardise(
     Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
 ) -> np.ndarray:
-    """:func:`standardise_rows` at :func:`release_statistics` (module docstring)."""
+    """:func:`standardise_rows` at :func:`release_statistics` (module docstring), on the rows re-prepared in the
+    private box first when its rounds run (``range_shrinking``)."""
+    if noise.range_rounds:
+        lower, upper = private_intervals(Z, plan.range, noise.sigma_range, noise.parties, noise.range_rounds, rng)
+        Z = to_box(Z, lower, upper)
     return standardise_rows(Z, release_statistics(Z, noise, plan, rng), plan)

@@ -229,7 +229,7 @@ def _draw_tasks(
     if party == "none":
         return None, [tasks_on(Z)]
     mu_pre = split_budget(eps, limit, plan.share).mu_pre
-    noise = preprocessing_noise(plan, mu_pre, Z.shape[1], records.party_count(party))
+    noise = preprocessing_noise(plan, mu_pre, Z.shape[1], records.party_count(party), Z.shape[0])
     generators = run_generators(seed, (dataset, "preprocessing", party, eps, STREAM), draws)
     return noise, [tasks_on(private_standardise(Z, noise, plan, rng)) for rng in generators]
 

@@ -213,3 +213,16 @@ def clipping(
     # ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) = ‖sin Θ‖_F/√k, the common task's metric
     bias = {k: subspace_distance(_top_k(after, k), _top_k(target, k)) / np.sqrt(k) for k in ranks}
     return Clipping(float(moved.mean()), float(records.mean()), bias)
+
+
+def widen_bounds(bounds: PublicBounds, factor: float) -> PublicBounds:
+    """``bounds`` widened ``factor`` times around each feature's midpoint (a feature whose declared lower bound is
+    ≥ 0 cannot be negative: its lower bound stays ≥ 0), and the row-norm bound, where declared, times ``factor``:
+    the looser bounds a user might declare (study ``bounds``, docs/bounds.md)."""
+    if not factor >= 1:
+        raise ConfigError(f"bounds.widths: {factor!r} must be at least 1 (a factor of the declared width)")
+    centre, half = (bounds.lower + bounds.upper) / 2, (bounds.upper - bounds.lower) / 2
+    lower = centre - factor * half
+    lower = np.where(bounds.lower >= 0, np.maximum(lower, 0.0), lower)
+    row_norm = None if bounds.row_norm is None else bounds.row_norm * factor
+    return PublicBounds(lower, centre + factor * half, bounds.kind, bounds.source, dict(bounds.meta), row_norm)

@@ -33,7 +33,8 @@ class DatasetSpec:
     source papers whose figures use it), ``loader`` (``{"sklearn": name, "arguments": {...}}`` or
     ``{"generator": name}``), ``stand_in`` (non-empty: it stands in for private data) and ``public_bounds`` (the
     entry :func:`ddppm.data.public_prep.bounds_from_entry` reads: kind, source, features or all_features,
-    optional row_norm)."""
+    optional row_norm) and ``oracle_bounds`` (the same form: the records' own published range, a statistic of the
+    records that no user has before reading them; only the labelled setting ``oracle_bounds`` uses it)."""
 
     name: str
     label: str
@@ -42,6 +43,7 @@ class DatasetSpec:
     loader: dict[str, Any]
     public_bounds: dict[str, Any] = field(default_factory=dict)
     stand_in: str = ""
+    oracle_bounds: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         where = f"{SPECS_FILE.name}: {self.name}"
@@ -77,7 +79,8 @@ def dataset_specs() -> dict[str, DatasetSpec]:
     return {
         name: DatasetSpec(name=name, label=r["label"], shape=tuple(r["shape"]), papers=tuple(r.get("papers", ())),
                           loader=dict(r["loader"]), public_bounds=dict(r.get("public_bounds") or {}),
-                          stand_in=str(r.get("stand_in", "")))  # fmt: skip
+                          stand_in=str(r.get("stand_in", "")),
+                          oracle_bounds=dict(r.get("oracle_bounds") or {}))  # fmt: skip
         for name, r in records.items()
     }
 

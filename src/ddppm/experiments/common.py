@@ -23,12 +23,27 @@ from ddppm.common_task.raw_records import (
     reference_labels,
 )
 from ddppm.common_task.run import not_certified, reference_eps, run_methods, summarise, which_method
-from ddppm.common_task.settings import PREPARED, STANDARD, common_setting, common_settings, task_options
+from ddppm.common_task.settings import (
+    ORACLE,
+    PREPARED,
+    STANDARD,
+    common_setting,
+    common_settings,
+    oracle_bounds_entry,
+    task_options,
+)
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
 from ddppm.data import DATASETS
-from ddppm.data.public_prep import PREPARED_ROWS, RAW_RECORDS, check_declared, check_route, public_bounds
+from ddppm.data.public_prep import (
+    PREPARED_ROWS,
+    RAW_RECORDS,
+    bounds_from_entry,
+    check_declared,
+    check_route,
+    public_bounds,
+)
 from ddppm.experiments.base import Experiment, register_experiment
 from ddppm.experiments.common_peers import check_peers
 from ddppm.methods import calibrated_methods, common_task_methods, method_styles
@@ -150,15 +165,21 @@ def raw_records_params(config: dict[str, Any], setting: str, dataset: str) -> di
     return job_params(config, dataset, ("dataset",))
 
 
-def raw_records_of(problem: DistributedProblem, dataset: str, loader: dict[str, Any]) -> RawRecords:
+def raw_records_of(
+    problem: DistributedProblem, dataset: str, loader: dict[str, Any], oracle: bool = False
+) -> RawRecords:
     """The raw records of ``dataset`` (``loader``: its ``dataset_options`` with defaults) on the pipeline's agents
-    and network (the partition and network depend on n and seeds only: public)."""
+    and network (the partition and network depend on n and seeds only: public), with its declared bounds, or
+    (``oracle``) its records' own published range (the labelled setting ``oracle_bounds``)."""
     X = np.asarray(load_raw_dataset(dataset, loader).matrix, float)
     if X.shape != (problem.n, problem.d):
         raise ConfigError(f"dataset_options.{dataset}: the raw records have shape {X.shape}, the prepared rows "
                           f"{(problem.n, problem.d)}")  # fmt: skip
     parts = tuple(np.arange(problem.n)[problem.agent_slice(i)] for i in range(problem.m))
-    bounds = public_bounds(dataset, X.shape[1], loader.get("public_bounds"))
+    if oracle:
+        bounds = bounds_from_entry(oracle_bounds_entry(dataset), X.shape[1], f"datasets.yaml: {dataset}.oracle_bounds")
+    else:
+        bounds = public_bounds(dataset, X.shape[1], loader.get("public_bounds"))
     return RawRecords(X, parts, problem.W, int(problem.c), bounds, loader["normalization"])
 
 
@@ -186,7 +207,7 @@ def runs_of_dataset(
         if loader is None:
             raise ConfigError(f"common: the setting {setting!r} runs from the raw records; give {dataset}'s loader "
                               "options (dataset_options)")  # fmt: skip
-        records = raw_records_of(problem, dataset, loader)
+        records = raw_records_of(problem, dataset, loader, oracle=setting == ORACLE)
         preprocessing = section["preprocessing"]
         plan, options = PreprocessingPlan.from_section(preprocessing), task_options(section, chosen.adjacency)
         runs = raw_records_runs(records, eps, limits, ranks, section["runs"], preprocessing["draws"], section["seed"],

@@ -23,6 +23,7 @@ LIST_KINDS = (
     "common_lower_bounds",
     "common_searched_runs",
     "frontier_references",
+    "all_studies",
 )
 """The kinds of contribution that are lists of paths:
 
@@ -32,7 +33,8 @@ LIST_KINDS = (
 * ``verdict``: what the landing page's verdict reads (config ``verdict``);
 * ``common_lower_bounds``: lower-bound tables on a method's δ beside the common task's table;
 * ``common_searched_runs``: runs (the common task's runs format) calibrated under a searched threat model;
-* ``frontier_references``: reference curves the journal method's calibration-frontier figure draws."""
+* ``frontier_references``: reference curves the journal method's calibration-frontier figure draws;
+* ``all_studies``: targets of a study outside the default run that ``snakemake all_studies`` also builds."""
 
 KINDS = (*LIST_KINDS, "fig2_floors")
 """Every kind; ``fig2_floors`` maps a data set to the δ-floor tables Fig. 2 draws on its panel."""

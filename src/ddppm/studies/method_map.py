@@ -14,6 +14,13 @@ the competitive set has one member (the answer separates) or ``runs.cap`` draws 
 which (``stopped``: ``separated`` or ``cap``). Adding runs until an answer separates tests repeatedly, so the 95 %
 is nominal; a tie at the cap is reported as a tie.
 
+**Raw records** (``looseness`` set): each draw is instead a user's raw records of that shape (:func:`raw_shape_records`:
+the same Gaussian rows, shifted by seeded feature means, not scaled), with declared bounds ``looseness`` times
+wider than the data's mean ± 4 population standard deviations (the box's centre off the mean by a seeded share
+of the slack), and every method runs from the raw records as the common task's standard setting does
+(:func:`ddppm.common_task.raw_records.raw_records_runs`: public preparation, private standardisation with its
+share of the budget, then the method). Without ``looseness`` the rows are already in the unit ball (prepared rows).
+
 Trust levels (:data:`TRUST_LEVELS`): what a user can trust, as in the common task's "which method" table: a method
 is usable where it asks for no more trust (:data:`ddppm.common_task.run.TRUST_ORDER`).
 """
@@ -28,11 +35,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddppm.common_task.preprocessing import PreprocessingPlan
+from ddppm.common_task.raw_records import PREPROCESSING_ONLY, RawRecords, raw_records_runs
 from ddppm.common_task.run import rankings, run_methods
 from ddppm.common_task.task import CommonTask
 from ddppm.core.network import mixing_matrix
 from ddppm.core.partition import partition_rows
 from ddppm.core.seeds import seed_sequence
+from ddppm.data.public_prep import PublicBounds
 
 FACTORS = ("n", "d", "gap", "m", "k")
 """The factors of a shape (ε is the fifth axis of the map; every shape runs every ε)."""
@@ -108,6 +118,30 @@ def spiked_task(shape: Shape, seed: int, draw: int, topology: str = "ring", cons
     return task
 
 
+TIGHT_SDS = 4.0
+"""Declared bounds at looseness 1: each feature's mean ± this many population standard deviations."""
+
+
+def raw_shape_records(shape: Shape, seed: int, draw: int, looseness: float, topology: str = "ring",
+                      consensus: int = 10) -> RawRecords:  # fmt: skip
+    """Draw ``draw`` of a user's raw records of the shape (module docstring): ``N(μ, Q diag(λ) Qᵀ)`` with seeded
+    feature means μ (the same for every draw), declared bounds ``looseness``·(μ ± 4σ_j) around a centre off μ by a
+    seeded share of the slack, the agents and network of :func:`spiked_task`; the analyst standardises."""
+    spectrum = spiked_spectrum(shape.d, shape.k, shape.gap)
+    basis = _basis(shape.d, seed)
+    sd = np.sqrt((basis**2) @ spectrum)
+    place = np.random.default_rng(seed_sequence(seed, ("raw means", shape.d)))
+    means, offsets = 10.0 * sd * place.uniform(-1, 1, shape.d), place.uniform(-1, 1, shape.d)
+    rng = np.random.default_rng(seed_sequence(seed, ("raw rows", shape.label, draw)))
+    X = means + (rng.standard_normal((shape.n, shape.d)) * np.sqrt(spectrum)) @ basis.T
+    half = TIGHT_SDS * sd * float(looseness)
+    centre = means + offsets * (float(looseness) - 1.0) * TIGHT_SDS * sd / 2
+    bounds = PublicBounds(centre - half, centre + half, "declared",
+                          f"simulated: mean ± {TIGHT_SDS:g} population sd, {looseness:g} times wider")  # fmt: skip
+    task = spiked_task(shape, seed, draw, topology, consensus)
+    return RawRecords(X, task.parts, task.W, int(consensus), bounds, "standardize")
+
+
 def map_shapes(section: Mapping[str, Any]) -> list[Shape]:
     """Every shape the map runs: the base point, each factor varied alone over its axis, and the factors of each
     2-D grid varied together (ε is not a factor: every shape runs every ε). Duplicates appear once."""
@@ -127,11 +161,21 @@ def map_shapes(section: Mapping[str, Any]) -> list[Shape]:
 def _draw_runs(shape: Shape, draws: Iterable[int], eps: list[float], section: Mapping[str, Any],
                methods: Mapping[str, Any]) -> pd.DataFrame:  # fmt: skip
     options = {"adjacency": section["adjacency"], "iterations": int(section["iterations"])}
+    looseness = section.get("looseness")
     frames = []
     for draw in draws:
-        task = spiked_task(shape, int(section["seed"]), draw, section["topology"], int(section["consensus"]))
-        runs = run_methods(task, eps, float(section["delta"]), 1, int(section["seed"]), options, methods,
-                           dataset=f"map/{shape.label}/{draw}")  # fmt: skip
+        label = f"map/{shape.label}/{draw}"
+        if looseness is None:
+            task = spiked_task(shape, int(section["seed"]), draw, section["topology"], int(section["consensus"]))
+            runs = run_methods(task, eps, float(section["delta"]), 1, int(section["seed"]), options, methods,
+                               dataset=label)  # fmt: skip
+        else:
+            records = raw_shape_records(shape, int(section["seed"]), draw, float(looseness), section["topology"],
+                                        int(section["consensus"]))  # fmt: skip
+            plan = PreprocessingPlan.from_section(section.get("preprocessing", {}))
+            runs = raw_records_runs(records, eps, [float(section["delta"])] * len(eps), [shape.k], 1, 1,
+                                    int(section["seed"]), plan, options, dataset=label, methods=methods)  # fmt: skip
+            runs = runs[~runs["method"].str.startswith(PREPROCESSING_ONLY)].assign(draw=draw)
         frames.append(runs.assign(run=draw))
     return pd.concat(frames, ignore_index=True)
 

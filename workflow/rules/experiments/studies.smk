@@ -93,9 +93,11 @@ rule study_figure:
 
 
 rule all_studies:
-    """Every scale study: tables, findings and figures (not part of the default run)."""
+    """Every scale study and the studies other rule files declare (the bounds study): tables, findings and figures
+    (not part of the default run)."""
     input:
         STUDY_TARGETS,
+        lambda wc: DECLARED.collect("all_studies"),
 
 
 localrules:
