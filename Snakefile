@@ -1,5 +1,6 @@
 # ddppm: differentially private PCA over many parties (D-DP-PM and its baselines), reproduced.
 # Default run: `snakemake` (config.yaml). Tiny run: `snakemake --configfile tests/config/tiny.yaml`.
+import time
 from pathlib import Path
 
 from snakemake.utils import min_version
@@ -7,6 +8,7 @@ from snakemake.utils import min_version
 from ddppm.pipeline.report import where_to_look
 
 min_version("8.0")
+RUN_STARTED = time.time()  # "where to look" names only what this run wrote
 
 
 configfile: "config.yaml"
@@ -50,4 +52,4 @@ localrules:
 
 
 onsuccess:
-    print(where_to_look(RESULTS, workflow.overwrite_configfiles))
+    print(where_to_look(RESULTS, workflow.overwrite_configfiles, since=RUN_STARTED))

@@ -37,6 +37,11 @@ def check_experiments(config: dict[str, Any]) -> None:
         get_experiment(name).check_config(config[name], config)
 
 
+def config_notes(config: dict[str, Any]) -> list[str]:
+    """Every listed experiment's notes on the validated ``config`` (:meth:`Experiment.notes`): what it skips."""
+    return [note for name in config.get("experiments", []) for note in get_experiment(name).notes(config[name], config)]
+
+
 def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     """Validate ``config`` in place against :func:`config_schema`, fill in every default, and run the
     experiments' and the pipeline's cross-key checks; a :class:`~ddppm.core.errors.ConfigError` names the key."""

@@ -61,7 +61,6 @@ def test_settings_pair_the_journal_grid_with_its_limits() -> None:
     "edit, message",
     [
         (lambda c: c["common"].__setitem__("adjacency", "distance_one"), r"common\.settings: `distance_one` repeats"),
-        (lambda c: c["common"].__setitem__("datasets", ["digits"]), r"`journal_delta_limits` needs a data set"),
         (lambda c: c["delta_limits"].__setitem__("wine", [0.1]), r"delta_limits\.wine has 1 values but epsilons has 7"),
         (lambda c: c["common"].__setitem__("settings", ["bogus"]), r"unknown setting 'bogus'"),
     ],
@@ -71,6 +70,23 @@ def test_a_setting_that_cannot_be_built_names_the_key(edit, message) -> None:
     edit(config)
     with pytest.raises(ConfigError, match=message):
         common_settings(config)
+
+
+def test_settings_with_no_data_set_are_skipped_and_said_once() -> None:
+    """A common task on a set with neither journal limits nor a published range (digits alone): those two settings
+    run on nothing, one note each says so, and a searched variant's data set outside common.datasets is noted."""
+    from ddppm.experiments.common import common_notes
+
+    config = copy.deepcopy(_config())
+    config["common"]["datasets"] = ["digits"]
+    settings = common_settings(config)
+    assert settings["journal_delta_limits"].datasets == [] and settings["oracle_bounds"].datasets == []
+    assert settings[PREPARED].datasets == ["digits"]
+    notes = common_notes(config)
+    assert sum("`journal_delta_limits` is skipped" in n for n in notes) == 1
+    assert sum("`oracle_bounds` is skipped" in n for n in notes) == 1
+    assert any(n.startswith("common.searched.methods.ddppm_workshop:") and "skipped" in n for n in notes)
+    assert common_notes(_config()) == []  # the default config leaves nothing out
 
 
 def test_a_data_set_that_cannot_run_from_its_records_stops_before_any_job(monkeypatch) -> None:

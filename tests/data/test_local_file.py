@@ -48,7 +48,7 @@ def test_a_file_loads_with_its_shape_and_its_bounds(tmp_path: Path, fmt: str) ->
 
 def test_columns_by_position_drop_columns_and_no_header(tmp_path: Path) -> None:
     path = tmp_path / "plain.csv"
-    path.write_text("1,2,3,9\n4,5,6,9\n7,8,9,9\n")
+    path.write_text("1,2,3,9\n4,5,6,8\n7,8,9,7\n")
     assert read_local_file(path, {}, KEY).shape == (3, 4)  # no header: the first line is a record
     np.testing.assert_array_equal(read_local_file(path, {"drop_columns": [3]}, KEY)[:, -1], [3, 6, 9])
     np.testing.assert_array_equal(read_local_file(path, {"columns": [2, 0]}, KEY)[0], [3, 1])
@@ -65,7 +65,8 @@ def test_columns_by_position_drop_columns_and_no_header(tmp_path: Path) -> None:
         ("a,b\n1,2\n3,\n4,5\n", {}, DataError, r"line 3, column 'b': '' is missing.*does not impute"),
         ("a,b\n1,2\nNaN,3\n4,5\n", {}, DataError, r"line 3, column 'a': 'NaN' is missing, NaN or infinite"),
         ("a,b\n1,2\n3,inf\n", {}, DataError, r"column 'b': 'inf' is missing, NaN or infinite"),
-        ("a,b\n1,2\n", {}, DataError, r"has 1 row\(s\); a data set needs at least 2 rows"),
+        ("a,b\n1,2\n", {}, DataError, r"has 1 data row; a data set needs at least 2 rows"),
+        ("a,b\n1,2\n3,2\n", {}, DataError, r"column\(s\) \['b'\] hold one value in every row \(2 in 'b'\)"),
         ("a,b\n1,2\n3,4\n", {"columns": ["a", "z"]}, ConfigError, r"dataset_options\.mine\.columns: .* no column 'z'"),
         ("a,b\n1,2\n3,4\n", {"drop_columns": [5]}, ConfigError, r"dataset_options\.mine\.drop_columns: position 5"),
         ("a,b\n1,2\n3,4\n", {"drop_columns": ["a", "b"]}, ConfigError, r"no column of .* is left"),

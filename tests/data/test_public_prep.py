@@ -114,3 +114,18 @@ def test_the_declared_bounds_are_part_of_the_code_a_job_records():
 
     for script in ("prepare_dataset.py", "common_runs.py", "common_clipping.py"):
         assert BOUNDS_FILE.resolve() in code_files(REPO / "workflow" / "scripts" / script), script
+
+
+def test_widened_bounds_keep_their_midpoint_and_non_negative_features():
+    """Widened ×w around the midpoint (worked by hand), a feature declared non-negative stays non-negative, the
+    row-norm bound grows ×w, and a factor below 1 is refused."""
+    from ddppm.core.errors import ConfigError as Refused
+    from ddppm.data.public_prep import PublicBounds, widen_bounds
+
+    bounds = PublicBounds(np.array([0.0, -1.0, 10.0]), np.array([4.0, 1.0, 20.0]), "declared", "a test", row_norm=3.0)
+    wide = widen_bounds(bounds, 2.0)
+    np.testing.assert_allclose(wide.lower, [0.0, -2.0, 5.0])  # 2 − 4 → 0: cannot be negative
+    np.testing.assert_allclose(wide.upper, [6.0, 2.0, 25.0])
+    assert wide.row_norm == 6.0 and widen_bounds(bounds, 1.0).lower.tolist() == bounds.lower.tolist()
+    with pytest.raises(Refused, match="bounds.widths"):
+        widen_bounds(bounds, 0.5)

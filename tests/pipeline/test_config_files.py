@@ -131,3 +131,47 @@ def test_the_documented_entries_validate(base, tmp_path: Path) -> None:
         config["dataset_options"]["mine"] = entry["dataset_options"]["mine"]
         config["common"]["datasets"] = entry.get("common", {}).get("datasets", ["wine", "mine"])
         assert "mine" in validate_config(config)["common"]["datasets"]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("a,b,c\n1,2,3\n4,,6\n7,8,9\n", r"mine\.csv.*line 3, column 'b': .* is missing, NaN or infinite"),
+        ("a,b,c\n1,2,3\n4,nan,6\n7,8,9\n", r"line 3, column 'b': .* is missing, NaN or infinite"),
+        ("a,b,c\n1,2,3\n4,inf,6\n7,8,9\n", r"line 3, column 'b': 'inf' is missing, NaN or infinite"),
+        ("a,b,c\n1,2,3\n4,red,6\n7,8,9\n", r"line 3, column 'b': 'red' is not a number.*drop_columns"),
+        ("a,b,c\n1,5,3\n4,5,6\n7,5,9\n", r"column\(s\) \['b'\] hold one value in every row .*drop_columns: \['b'\]"),
+        ("a,b,c\n", r"has no data rows \(only a header line\)"),
+        ("a,b,c\n1,2,3\n", r"has 1 data row; a data set needs at least 2"),
+    ],
+)
+def test_a_bad_file_stops_the_dry_run_naming_file_column_and_fix(base, tmp_path: Path, content, message) -> None:
+    """Every check of a file's contents runs in the config's validation (the dry run), before any job: a missing,
+    NaN or infinite cell, text, a constant column, a header without rows, one row."""
+    path = _write(tmp_path / "mine.csv", content)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(_with_file(base, path, public_bounds=BOUNDS, partition={"m": 2}))
+
+
+def test_reversed_bounds_name_the_feature_and_its_column(base, user_csv) -> None:
+    bounds = {"kind": "declared", "source": "a test", "features": [[0, 1], [0, 1], [5, 2], [0, 1], [0, 1]]}
+    with pytest.raises(ConfigError, match=r"public_bounds\.features\[2\]: lower 5 is not below upper 2 .*column 'c'"):
+        validate_config(_with_file(base, user_csv, public_bounds=bounds))
+
+
+def test_a_small_data_set_gets_a_note_on_what_it_supports(base, tmp_path: Path) -> None:
+    """Twenty rows: the config validates, and one note names n, the agents and the advisor's command for the shape."""
+    from ddppm.config import config_notes
+
+    rows = np.random.default_rng(2).uniform(0, 10, (20, 3))
+    path = tmp_path / "few.csv"
+    pd.DataFrame(rows, columns=["x", "y", "z"]).to_csv(path, index=False)
+    config = validate_config(_with_file(base, path, public_bounds={**BOUNDS, "all_features": [0, 10]}))
+    notes = [n for n in config_notes(config) if n.startswith("mine has only")]
+    assert len(notes) == 1 and "n = 20 rows over m = 4 agents" in notes[0]
+    assert "ddppm advise --n 20 --d 3 --m 4" in notes[0]

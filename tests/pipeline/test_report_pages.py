@@ -46,3 +46,28 @@ def test_a_finished_run_says_where_to_look():
     assert "results-tiny/report/landing.rst" in text
     assert "snakemake --configfile tests/config/tiny.yaml --report results-tiny/report.html" in text
     assert "--configfile" not in where_to_look("results")
+
+
+def test_where_to_look_names_only_what_the_run_wrote(tmp_path):
+    """An own-data run (`snakemake common_task` on iris): no landing page was built, so none is named; the common
+    task's findings and iris's own answer are, and an older data set's answer (written before the run) is not."""
+    import os
+    import time
+
+    from ddppm.pipeline.report import where_to_look
+
+    results = tmp_path / "results"
+    old = results / "common" / "datasets" / "wine"
+    old.mkdir(parents=True)
+    for name in ("answer.md", "findings.txt"):
+        (old / name).write_text("wine\n")
+        os.utime(old / name, (time.time() - 100, time.time() - 100))
+    start = time.time() - 1
+    iris = results / "common" / "datasets" / "iris"
+    iris.mkdir(parents=True)
+    for path in (iris / "answer.md", iris / "findings.txt", results / "common" / "findings.txt"):
+        path.write_text("x\n")
+    text = where_to_look(str(results), since=start)
+    assert "landing.rst" not in text and "findings.html" not in text
+    assert f"{results}/common/findings.txt" in text and f"{iris}/answer.md" in text
+    assert "wine" not in text and "--report" in text

@@ -298,3 +298,21 @@ def test_the_floor_turns_marks_into_proofs_and_rings_guessed_neighbour_points():
     ringed = by_label[HEURISTIC_ONLY_LABEL]  # ε = 2: met the limit, yet the floor 0.5 > 0.143
     np.testing.assert_allclose(ringed.get_offsets()[:, 0], [2.0], rtol=0.1)
     assert {PROVEN_INFEASIBLE_LABEL, HEURISTIC_ONLY_LABEL, INFEASIBLE_LABEL} <= set(legend_texts(fig))
+
+
+def test_methods_that_share_a_figure_have_distinct_colours() -> None:
+    """One colour per method in every figure, from the registry: the methods a common-task figure can draw (every
+    common-task method, the searched D-DP-PM variants, the peers), and those of the power methods' Fig. 1 and the
+    journal's Fig. 2, are told apart by colour."""
+    from ddppm.methods import available_methods, common_task_methods, method_styles
+
+    styles = method_styles()
+    ppm = [name for name, m in available_methods().items() if type(m).__module__.startswith("ddppm.methods.ppm")]
+    figures = {
+        "common task": [*common_task_methods(), "ddppm", "ddppm_workshop", "diffprivlib_pca", "opendp_pca"],
+        "power methods": ppm,
+        "journal Fig. 2": ["ddppm", "ddppm_certified", "ldp", "ldp_analytic", "oracle", "dpm"],
+    }
+    for figure, names in figures.items():
+        colours = [styles[name]["color"] for name in names]
+        assert len(set(colours)) == len(colours), f"{figure}: two methods share a colour"

@@ -159,7 +159,8 @@ def common_summary(at_chance: bool) -> pd.DataFrame:
 def test_common_figure_names_empty_methods_in_the_title_and_says_when_all_sit_at_chance():
     from ddppm.plotting.common_task import common_figure
 
-    styles = {m: {"label": m.upper(), "marker": "o"} for m in ("analyze_gauss", "ldp", "ddppm_workshop")}
+    styles = {m: {"label": m.upper(), "marker": "o", "color": c}
+              for m, c in (("analyze_gauss", "#7f7f7f"), ("ldp", "#d62728"), ("ddppm_workshop", "#a55194"))}
     fig = common_figure(common_summary(at_chance=True), styles, "t")
     texts = legend_texts(fig)
     assert not any(t.startswith("DDPPM_WORKSHOP") for t in texts)

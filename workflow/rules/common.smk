@@ -1,10 +1,11 @@
+import sys
 from pathlib import Path
 
 from ddppm.methods import common_task_methods
 from ddppm.common_task.peers import PEERS_LOCK, check_peer_environment, peer_minutes
 from ddppm.common_task.settings import common_settings, setting_config_keys
 from ddppm.core.errors import ConfigError
-from ddppm.config import validate_config
+from ddppm.config import config_notes, validate_config
 from ddppm.experiments import get_experiment
 from ddppm.experiments.common import raw_records_params, searched_datasets
 from ddppm.methods import available_methods, calibrated_methods, get_method
@@ -35,6 +36,8 @@ try:
     check_calibrated_rule_files()
 except ConfigError as error:  # the message names the key and the fix; a traceback would only bury it
     raise SystemExit(f"Config error (nothing ran): {error}") from None
+for note in config_notes(config):  # what the config leaves out without an error, said once
+    print(f"Note: {note}", file=sys.stderr)
 
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])

@@ -5,7 +5,7 @@ import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
 from ddppm.experiments.common import tables
-from ddppm.experiments.common_findings import findings, readme_summary
+from ddppm.experiments.common_findings import dataset_answers, findings, readme_summary
 from ddppm.pipeline.report import write_table_page
 from ddppm.pipeline.steps import setup_logging
 
@@ -25,3 +25,8 @@ lines = findings(out["which_method"], out["summary"], cfg["common"], out["not_ce
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
 write_text_atomic(snakemake.output.readme, readme_summary(out["which_method"], out["summary"]) + "\n")
 log.info("\n%s", "\n".join(lines))
+for dataset, answer in dataset_answers(out, cfg).items():
+    folder = f"{snakemake.params.datasets_dir}/{dataset}"
+    write_text_atomic(f"{folder}/findings.txt", "\n".join(answer["findings"]) + "\n")
+    write_text_atomic(f"{folder}/answer.md", answer["answer"] + "\n")
+    write_text_atomic(f"{folder}/which_method.csv", answer["which_method"].to_csv(index=False))

@@ -12,7 +12,8 @@ log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 summary, meta = read_parquet(snakemake.input.errors)
 noiseless = float(np.mean(meta["noiseless_errors"]))
-what = "Their Fig. 1: relative error of the private low-pass filter against ε (each method's trust model in its label)"
+what = ("Nicolas et al. (arXiv:2411.01931), Fig. 1: relative error of the private low-pass filter against ε "
+        "(each method's trust model in its label)")
 title = what + "\n" + settings_title(cfg["ppm"], meta["data"], sep="\n")
 fig = fig1(summary, noiseless, title, cfg["ppm"]["bootstrap"]["level"])
 save_figure(fig, snakemake.output.png, snakemake.output.pdf, config_hash=cfg["config_hash"])

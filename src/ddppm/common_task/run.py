@@ -117,6 +117,10 @@ def reference_eps(eps_values: Any, preferred: float = 5.0) -> float:
     return preferred if preferred in grid else grid[len(grid) // 2]
 
 
+ERROR_RANGE = (0.0, 1.0)
+"""The subspace error's range: a mean's interval is cut to it (the t interval intersected with the parameter's
+range keeps its coverage; the README's table says so)."""
+
 SUMMARY_KEYS = ["setting", "scope", "dataset", "k", "method", "trust_model", "privacy_column", "eps"]
 
 
@@ -126,7 +130,8 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     ``finished`` False (a peer library's fit stopped by its time budget, :mod:`ddppm.common_task.peers`) count in
     ``n_unfinished``, not in the statistics. Runs that share a private preprocessing draw (column ``draw`` with
     ``preprocessing`` not ``none``, the end-to-end setting: :mod:`ddppm.common_task.raw_records`) are not
-    independent: their interval is Student's over the draws' means; without preprocessing noise every run counts."""
+    independent: their interval is Student's over the draws' means; without preprocessing noise every run counts.
+    Intervals are cut to the error's range [0, 1] (:data:`ERROR_RANGE`)."""
     constant = ["delta_limit", "delta", "feasible", "sigma", "noise_multiplier", "floats_per_agent", "rounds",
                 "memory", "chance_error"]  # fmt: skip
 
@@ -145,8 +150,8 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
             n_runs=errors.size,
             n_unfinished=int((~finished).sum()),
             error_mean=mean,
-            error_ci_lo=mean - half,
-            error_ci_hi=mean + half,
+            error_ci_lo=max(mean - half, ERROR_RANGE[0]),
+            error_ci_hi=min(mean + half, ERROR_RANGE[1]),
             error_median=float(np.median(errors)) if errors.size else np.nan,
             captured_variance_mean=captured.mean() if captured.size else np.nan,
             seconds_per_run=group["seconds_per_run"].mean(),

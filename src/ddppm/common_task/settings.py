@@ -26,6 +26,9 @@ A setting fixes the adjacency and, per data set, the (ε, δ limit) points every
   ``common.adjacency``. These limits are far looser than 10⁻⁵ at small ε (0.38 at ε = 1), which is where a
   method whose δ has a data-dependent floor could still meet one (prepared rows: the journal's preprocessing).
 
+A second setting with no data set to run on (a user's own file alone has neither journal limits nor a published
+range) is skipped, and :func:`setting_notes` says so once before any job.
+
 Which second settings run is ``common.settings``.
 
 Every setting names its **scope**, what its (ε, δ) covers (:data:`ddppm.data.public_prep.SCOPES`):
@@ -119,13 +122,19 @@ def common_setting(name: str, config: dict[str, Any]) -> Setting:
                     "(the setting journal_delta_limits of common.settings pairs them)"
                 )
             points[ds] = tuple(zip(epsilons, (float(x) for x in limits[ds]), strict=True))
-        if not points:
-            raise ConfigError(
-                f"common.settings: `journal_delta_limits` needs a data set of common.datasets ({datasets}) with "
-                "limits under `delta_limits`; add one, or remove the setting from common.settings"
-            )
-        return Setting(name, section["adjacency"], points)
+        return Setting(name, section["adjacency"], points)  # none with limits: skipped (setting_notes)
     raise ConfigError(f"common.settings: unknown setting {name!r}; use some of {list(SECOND_SETTINGS)}")
+
+
+def setting_notes(config: dict[str, Any]) -> list[str]:
+    """One sentence per second setting of ``common.settings`` that runs on no data set of ``common.datasets``
+    (none has the journal's limits, or a published range): it is skipped, not an error, so a user's own data set
+    runs alone with the default settings."""
+    needs = {"journal_delta_limits": "limits under `delta_limits` (the journal's δ limits)",
+             ORACLE: "a published range of its records (`oracle_bounds` in datasets.yaml)"}  # fmt: skip
+    return [f"common.settings: `{name}` is skipped: no data set of common.datasets "
+            f"({', '.join(config['common']['datasets'])}) has {needs[name]}"
+            for name, setting in common_settings(config).items() if name in needs and not setting.datasets]  # fmt: skip
 
 
 def common_settings(config: dict[str, Any]) -> dict[str, Setting]:

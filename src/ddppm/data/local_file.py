@@ -5,8 +5,9 @@ records, one row per data point, under a name the user picks: no record in ``dat
 file is an ``input:`` of the jobs that read it, so editing it reruns exactly them). ``columns`` picks the columns
 (names, or 0-based positions), ``drop_columns`` leaves some out; ``header`` and ``delimiter`` describe a CSV or TSV
 (default: the first line is a header when one of its fields is not a number; ``,`` for ``.csv``, tab for
-``.tsv``). Every cell of the chosen columns must be a finite number and there must be at least 2 rows: otherwise a
-:class:`~ddppm.core.errors.DataError` names the file, the line, the column and the config key.
+``.tsv``). Every cell of the chosen columns must be a finite number, no column may hold one value in every row, and
+there must be at least 2 rows: otherwise a :class:`~ddppm.core.errors.DataError` names the file, the line, the
+column and the config key (the config's validation reads the file, so this happens before any job).
 
 :func:`file_shape` reads only the header (and counts the rows) so the config's validation can check the declared
 public bounds against the number of columns before any job; :func:`read_local_file` reads the values.
@@ -150,6 +151,12 @@ def file_shape(path: str | Path, options: dict[str, Any], key: str) -> tuple[int
     return len(_read(p, options, key, usecols=[0])[0].index), d
 
 
+def file_columns(path: str | Path, options: dict[str, Any], key: str) -> list[str]:
+    """The names of the columns the options read from ``path``, in order (from the header alone)."""
+    p = _existing(path, key)
+    return [str(c) for c in _select(_read(p, options, key, nrows=0)[0], options, key, p).columns]
+
+
 NA_TOKENS = ("", "nan", "NaN", "NAN", "NA", "N/A", "n/a", "null", "NULL", "None", "?")
 """Cells read as missing values (an error: the pipeline does not impute)."""
 
@@ -211,9 +218,19 @@ def read_local_file(path: str | Path, options: dict[str, Any], key: str) -> np.n
                                 f"{cell} {what} ({int(mask.sum())} such cell(s) in that column); "
                                 f"{fix}")  # fmt: skip
         values[:, j] = numbers.to_numpy(dtype=np.float64)
+    if values.shape[0] == 0:
+        raise DataError(f"data file {str(p)!r} ({key}.path) has no data rows (only a header line); a data set "
+                        "needs at least 2 rows, one data point per row")  # fmt: skip
     if values.shape[0] < 2:
-        raise DataError(f"data file {str(p)!r} ({key}.path) has {values.shape[0]} row(s); a data set needs at least "
-                        "2 rows (one data point per row)")  # fmt: skip
+        raise DataError(f"data file {str(p)!r} ({key}.path) has 1 data row; a data set needs at least 2 rows (one "
+                        "data point per row)")  # fmt: skip
+    constant = [j for j in range(values.shape[1]) if np.all(values[:, j] == values[0, j])]
+    if constant:
+        names = [c.item() if isinstance(c, np.generic) else c for c in (frame.columns[j] for j in constant)]
+        raise DataError(f"data file {str(p)!r} ({key}.path): column(s) {names} hold one value in every row "
+                        f"({values[0, constant[0]]:g} in {names[0]!r}): a constant "
+                        "column carries no direction and its standard deviation is 0; leave it out with "
+                        f"{key}.drop_columns: {names}")  # fmt: skip
     return np.ascontiguousarray(values)
 
 

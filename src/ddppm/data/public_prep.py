@@ -90,6 +90,12 @@ def bounds_from_entry(entry: dict[str, Any], d: int, key: str) -> PublicBounds:
     else:
         raise ConfigError(f"{key}: give `features` (one [lower, upper] per feature) or `all_features`")
     row_norm = entry.get("row_norm")
+    reversed_ = np.flatnonzero(~(pairs[:, 0] < pairs[:, 1]))
+    if reversed_.size:
+        j = int(reversed_[0])
+        where = f"features[{j}]" if "features" in entry else "all_features"
+        raise ConfigError(f"{key}.{where}: lower {pairs[j, 0]:g} is not below upper {pairs[j, 1]:g} (feature {j}, "
+                          f"0-based, in the columns' order); give [lower, upper] with lower < upper")  # fmt: skip
     try:
         return PublicBounds(pairs[:, 0], pairs[:, 1], str(entry.get("kind", "")), str(entry.get("source", "")).strip(),
                             row_norm=None if row_norm is None else float(row_norm))  # fmt: skip

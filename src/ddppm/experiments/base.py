@@ -67,6 +67,11 @@ class Experiment:
         """Cross-key checks of the validated section (raise :class:`ConfigError` naming ``<name>.<key>``);
         ``config`` is the whole validated config when there is one (its ``threat_models``, say)."""
 
+    def notes(self, section: dict[str, Any], config: dict[str, Any]) -> list[str]:
+        """What the validated config leaves out without an error (a setting with no data set to run on, say): one
+        sentence each, printed once before any job."""
+        return []
+
     def default_section(self, **overrides: Any) -> dict[str, Any]:
         """The section with every default of the schema, nested ``overrides`` merged in, validated and checked:
         the library's way to run the experiment without Snakemake."""

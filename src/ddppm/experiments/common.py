@@ -30,12 +30,13 @@ from ddppm.common_task.settings import (
     common_setting,
     common_settings,
     oracle_bounds_entry,
+    setting_notes,
     task_options,
 )
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
-from ddppm.data import DATASETS
+from ddppm.data import DATASETS, SHAPES
 from ddppm.data.public_prep import (
     PREPARED_ROWS,
     RAW_RECORDS,
@@ -55,6 +56,7 @@ from ddppm.pipeline.config import (
     dataset_rows,
     job_params,
     known_datasets,
+    local_file_matrix,
     unknown_dataset,
 )
 from ddppm.pipeline.method_options import method_options
@@ -115,14 +117,8 @@ def check_delta_below_one_over_n(delta: float, dataset: str, rows: int | None) -
 
 
 def check_searched(searched: dict[str, Any], section: dict[str, Any], config: dict[str, Any]) -> None:
-    """``common.searched``: its data sets run in the common task, its threat model searches the worst neighbour."""
-    for method, datasets in searched["methods"].items():
-        outside = [ds for ds in datasets if ds not in section["datasets"]]
-        if outside:
-            raise ConfigError(
-                f"common.searched.methods.{method}: {outside} are not in common.datasets ({section['datasets']}); "
-                "add them there or remove them here"
-            )
+    """``common.searched``: its threat model searches the worst neighbour (a data set it lists outside
+    ``common.datasets`` is skipped: :func:`common_notes`)."""
     model = resolve(searched["threat_model"], config.get("threat_models"), "common.searched.threat_model")
     if model.adjacency != "worst":
         raise ConfigError(
@@ -151,9 +147,59 @@ def searched_runs_of_dataset(
                          int(section["runs"]), int(section["seed"]), setting=PREPARED)  # fmt: skip
 
 
+def common_notes(config: dict[str, Any]) -> list[str]:
+    """What the section leaves out without an error: second settings with no data set (their notes), and data sets
+    of ``common.searched.methods`` that ``common.datasets`` does not list (skipped)."""
+    section = config["common"]
+    notes = setting_notes(config)
+    for method, datasets in section["searched"]["methods"].items():
+        if outside := [ds for ds in datasets if ds not in section["datasets"]]:
+            notes.append(f"common.searched.methods.{method}: {', '.join(outside)} not in common.datasets: skipped "
+                         "(add them to common.datasets to calibrate it there)")  # fmt: skip
+    for ds in section["datasets"]:
+        if (small := few_rows_note(config, ds)) is not None:
+            notes.append(small)
+    if section["peers"]["libraries"] and (outside := [ds for ds in section["peers"]["datasets"]
+                                                      if ds not in section["datasets"]]):  # fmt: skip
+        notes.append(f"common.peers.datasets: {', '.join(outside)} not in common.datasets: the peers skip them")
+    return notes
+
+
+FEW_ROWS = 100
+"""Below this many rows a data set gets a note on what so few rows can support."""
+
+
+def few_rows_note(config: dict[str, Any], ds: str) -> str | None:
+    """A note for a data set of fewer than :data:`FEW_ROWS` rows (n known before loading): a private PCA of so few
+    rows is near chance except at large ε, and the advisor's command for its public shape estimates what it
+    supports (no data read)."""
+    n = dataset_rows(config, ds)
+    if n is None or n >= FEW_ROWS:
+        return None
+    merged = dataset_config(config, ds)
+    m = int(merged["partition"]["m"])
+    d = (local_file_matrix(ds, merged["dataset"]).shape[1] if merged["dataset"]["source"] == "file"
+         else SHAPES.get(ds, (n, None))[1])  # fmt: skip
+    advise = (f"`ddppm advise --n {n} --d {d} --m {m} --eps 5 --delta {config['common']['delta']:g} --trust central`"
+              if d is not None and d > 1 else "`ddppm advise` with its shape")  # fmt: skip
+    return (f"{ds} has only n = {n} rows over m = {m} agents ({n // max(m, 1)} each): one record is 1/{n} of the "
+            f"data, so a private PCA is near chance except at large ε; {advise} estimates what such a shape supports "
+            "(from public parameters, reading no data)")
+
+
 def settings_config(config: dict[str, Any]) -> dict[str, Any]:
     """The part of a config the settings read (for a job's params): the section, ``epsilons``, ``delta_limits``."""
     return {key: config[key] for key in ("common", "epsilons", "delta_limits") if key in config}
+
+
+def dataset_job_params(config: dict[str, Any], dataset: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The ``keys`` one data set's runs read (Snakemake ``params``, :func:`ddppm.pipeline.config.job_params`), with
+    ``common.datasets`` narrowed to that data set and ``delta_limits`` to its own limits: adding, removing or
+    reordering another data set (or its journal limits) reruns none of this data set's runs."""
+    narrowed = {**config, "common": {**config["common"], "datasets": [dataset]}}
+    if "delta_limits" in config:
+        narrowed["delta_limits"] = {ds: v for ds, v in config["delta_limits"].items() if ds == dataset}
+    return job_params(narrowed, None, keys)
 
 
 def raw_records_params(config: dict[str, Any], setting: str, dataset: str) -> dict[str, Any]:
@@ -261,6 +307,9 @@ class CommonTaskExperiment(Experiment):
 
     def check_config(self, section: dict[str, Any], config: dict[str, Any] | None = None) -> None:
         check_config(section, config)
+
+    def notes(self, section: dict[str, Any], config: dict[str, Any]) -> list[str]:
+        return common_notes(config)
 
     def methods_used(self, config: dict[str, Any]) -> list[str]:
         """Every common-task method (the runs), the searched variants, the peer libraries and the calibrated

@@ -49,11 +49,7 @@ def findings(
     eps = reference_eps(which["eps"]) if len(which) else float("nan")  # a run may have no standard rows
     for (dataset, k), group in which[which["eps"] == eps].groupby(["dataset", "k"], sort=False):
         best = group.set_index("trust_model")
-        parts = []
-        for trust, text in TRUST_COLUMNS:
-            if trust in best.index:
-                row = best.loc[trust]
-                parts.append(f"with {text} use {row['best']} (error {row['error_mean']:.3f})")
+        parts = [_answer_words(best.loc[trust], text) for trust, text in TRUST_COLUMNS if trust in best.index]
         at = summary[(summary["dataset"] == dataset) & (summary["k"] == k)]
         chance = float(at["chance_error"].iloc[0]) if len(at) else float("nan")
         alone = at[(at["eps"] == eps) & at["method"].str.startswith(PREPROCESSING_ONLY)]
@@ -131,9 +127,12 @@ def ranking_changes(which: pd.DataFrame) -> list[str]:
     keys = ["dataset", "k", "eps", "trust_model"]
     raw = which[which["setting"] == STANDARD].set_index(keys)
     prepared = which[which["setting"] == PREPARED].set_index(keys)
-    eps = reference_eps(which["eps"])
+    shared = raw.index.intersection(prepared.index)
+    if shared.empty:  # no point of the grid in both settings: nothing to compare, no sentence
+        return []
+    eps = reference_eps(shared.get_level_values("eps"))
     changed, same = [], 0
-    for key in raw.index.intersection(prepared.index):
+    for key in shared:
         if key[2] != eps:
             continue
         a, b = raw.loc[key], prepared.loc[key]
@@ -227,13 +226,36 @@ def second_setting_findings(
     return lines
 
 
+def _answer_kind(row: pd.Series) -> str:
+    """What the table says at one (point, trust level): ``chance`` (no method beats chance), ``tie`` (the
+    competitive set has more than one member) or ``best``. Both the table and the findings read it."""
+    if "beats_chance" in row and pd.notna(row["beats_chance"]) and not bool(row["beats_chance"]):
+        return "chance"
+    if "tie" in row and pd.notna(row["tie"]) and bool(row["tie"]):
+        return "tie"
+    return "best"
+
+
+def _answer_words(row: pd.Series, trust_text: str) -> str:
+    """The findings' words for one (point, trust level): the table's answer (:func:`_answer_kind`), never a
+    recommendation where no method beats chance or where the competitive set is a tie."""
+    kind, error = _answer_kind(row), f"error {row['error_mean']:.3f}"
+    if kind == "chance":
+        return f"with {trust_text} no method beats chance (best {row['best']}, {error})"
+    if kind == "tie":
+        members = " or ".join(str(row["competitive"]).split(";"))
+        return f"with {trust_text} {members}, tied within noise (best {row['best']}, {error})"
+    return f"with {trust_text} use {row['best']} ({error})"
+
+
 def _answer_cell(row: pd.Series) -> str:
     """One cell of the "which method" table: the best method with its mean error and 95 % interval, the tied
     methods where the competitive set has more than one member, or that no method beats chance."""
     interval = f"{row['error_mean']:.3f} [{row['error_ci_lo']:.3f}, {row['error_ci_hi']:.3f}]"
-    if "beats_chance" in row and pd.notna(row["beats_chance"]) and not bool(row["beats_chance"]):
+    kind = _answer_kind(row)
+    if kind == "chance":
         return f"no method beats chance (best `{row['best']}` {interval})"
-    if "tie" in row and pd.notna(row["tie"]) and bool(row["tie"]):
+    if kind == "tie":
         return "tie: " + ", ".join(f"`{m}`" for m in str(row["competitive"]).split(";")) + f" ({interval})"
     return f"`{row['best']}` {interval}"
 
@@ -265,12 +287,34 @@ def which_method_markdown(which: pd.DataFrame, summary: pd.DataFrame, k: int = 1
                           + ("a tie at the cap" if bool(r.tie) else "separated")
                           for r in added.itertuples())  # fmt: skip
         lines += ["", f"Mean error [95 % interval, Student's t over at least {units.min()} independent units: "
-                  "preprocessing draws, or runs where the analyst does not standardise]. A tie lists the methods "
+                  "preprocessing draws, or runs where the analyst does not standardise; cut to the error's range "
+                  "[0, 1]]. A tie lists the methods "
                   "not significantly worse than the best (paired 95 % intervals); \"no method beats chance\" where "
                   "the best's mean squared error is not significantly below 1 − k/d. Where a tie remained, draws "
                   "were added until it separated or a cap: "
                   + (where or "none needed more") + "."]  # fmt: skip
     return "\n".join(lines)
+
+
+def dataset_answers(tables: dict[str, pd.DataFrame], config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per data set of ``common.datasets``, its own answer (``results/common/datasets/<name>/``, kept when a later
+    run names other data sets): its findings (:func:`findings` on its rows alone), its "which method" table in
+    Markdown (:func:`which_method_markdown`) and its rows of ``which_method.csv`` (a data set where no certified
+    method met the limit says so)."""
+    which, summary, beside = tables["which_method"], tables["summary"], tables.get("not_certified")
+    out = {}
+    for dataset in config["common"]["datasets"]:
+        mine = which[which["dataset"] == dataset] if "dataset" in which else which
+        own = summary[summary["dataset"] == dataset]
+        theirs = beside[beside["dataset"] == dataset] if beside is not None and "dataset" in beside else None
+        standard = _standard(mine)
+        if standard is None or standard.empty:
+            none = f"{dataset}: no certified method met the limit at any point of the standard setting."
+            out[dataset] = {"findings": [none], "answer": none, "which_method": mine}
+            continue
+        lines = findings(mine, own, config["common"], theirs, config.get("threat_models"))
+        out[dataset] = {"findings": lines, "answer": which_method_markdown(mine, own), "which_method": mine}
+    return out
 
 
 def readme_summary(which: pd.DataFrame, summary: pd.DataFrame) -> str:

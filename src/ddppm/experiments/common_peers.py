@@ -39,9 +39,16 @@ class PeerGrid:
     point_seconds: float
 
 
+def peer_datasets(section: dict[str, Any]) -> list[str]:
+    """The data sets of ``common.peers.datasets`` that the common task runs (the others are skipped, with a note:
+    a user's own data set alone runs with the default peers' list)."""
+    return [ds for ds in section["peers"]["datasets"] if ds in section["datasets"]]
+
+
 def check_peers(peers: dict[str, Any], section: dict[str, Any]) -> None:
-    """``common.peers``: its data sets, ranks and ε are some of the common task's (its rows sit beside them)."""
-    for key, whole in (("datasets", "datasets"), ("ranks", "ranks"), ("epsilons", "epsilons")):
+    """``common.peers``: its ranks and ε are some of the common task's (its rows sit beside them); its data sets
+    outside ``common.datasets`` are skipped (:func:`peer_datasets`)."""
+    for key, whole in (("ranks", "ranks"), ("epsilons", "epsilons")):
         outside = [v for v in peers[key] if v not in section[whole]]
         if outside:
             raise ConfigError(

@@ -165,7 +165,7 @@ def oja_step(w: np.ndarray, mean: np.ndarray, t: int) -> np.ndarray:
 class DPPCA(RegisteredMethod, CommonTaskMethod):
     name = "dp_pca"
     label = "DP-PCA (one-pass private Oja)"
-    style: ClassVar[dict[str, Any]] = {"color": "#393b79", "marker": "h", "linestyle": "-"}
+    style: ClassVar[dict[str, Any]] = {"color": "#9467bd", "marker": "h", "linestyle": "-"}
     task = COMMON_TASK
     trust_model = "central"
     source = "Liu, Kong, Jain & Oh 2022 (arXiv:2205.13709); mean estimator ours"

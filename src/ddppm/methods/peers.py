@@ -110,7 +110,7 @@ class OpenDP(PeerLibrary):
     name = "opendp_pca"
     library = "opendp"
     label = f"OpenDP 0.16.0 PCA as installed ({SAMPLER_DEFECT})"
-    style: ClassVar[dict[str, Any]] = {"color": "#e377c2", "marker": "X", "linestyle": ":"}
+    style: ClassVar[dict[str, Any]] = {"color": "#9c9ede", "marker": "X", "linestyle": ":"}
     source = "OpenDP 0.16.0, make_private_pca (Amin et al. 2019), origin known"
 
     def eps_split(self, eps: float, k: int) -> dict[str, float]:

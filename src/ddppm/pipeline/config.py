@@ -20,6 +20,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from ddppm.core.errors import ConfigError, DDPPMError
@@ -28,7 +29,7 @@ from ddppm.core.network import mixing_matrix, validate_mixing_matrix
 from ddppm.core.schema import canonical, merge, schema_defaults, validate
 from ddppm.data import DATASETS, SHAPES
 from ddppm.data.datasets import accepted_options
-from ddppm.data.local_file import FILE_OPTIONS, file_shape
+from ddppm.data.local_file import FILE_OPTIONS, file_columns, file_shape, read_local_file
 from ddppm.data.public_prep import bounds_from_entry
 from ddppm.methods import available_methods
 from ddppm.privacy.threat_models import ACCOUNTINGS, ADJACENCIES, BUILT_IN, VIEWS, threat_model_table
@@ -311,12 +312,34 @@ def _file_shape(path: str, stamp: tuple[int, int] | None, options: str, key: str
     return file_shape(path, json.loads(options), key)
 
 
+def local_file_matrix(ds: str, loader: dict[str, Any]) -> np.ndarray:
+    """The records of data set ``ds`` read from its local file with every check of the loader (a cell that is not
+    a finite number, a constant column, fewer than 2 rows; cached while the file is unchanged), so that a bad file
+    stops the config's validation, before any job. Raises :class:`ConfigError` naming the file, the line, the
+    column, the key and the fix."""
+    key = f"dataset_options.{ds}"
+    local_file_shape(ds, loader)  # the path and the extension first
+    path = Path(loader["path"])
+    stat = path.stat()
+    options = {k: loader[k] for k in FILE_OPTIONS if k in loader and k != "path"}
+    try:
+        return _file_matrix(str(path), (stat.st_mtime_ns, stat.st_size), json.dumps(options), key)
+    except DDPPMError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+@lru_cache(maxsize=16)
+def _file_matrix(path: str, stamp: tuple[int, int], options: str, key: str) -> np.ndarray:
+    return read_local_file(path, json.loads(options), key)
+
+
 def check_file_dataset(config: dict[str, Any], ds: str) -> None:
-    """A data set from a local file, before any job: the file exists and reads, and its public bounds are declared
+    """A data set from a local file, before any job: the file exists and reads (every cell, as the loader reads it:
+    :func:`local_file_matrix`), and its public bounds are declared
     (required under a new name) with one ``[lower, upper]`` per column the options read. Raises
     :class:`ConfigError` naming ``dataset_options.<name>.public_bounds`` (or the file's key) and the fix."""
     loader = dataset_config(config, ds)["dataset"]
-    n, d = local_file_shape(ds, loader)
+    n, d = local_file_matrix(ds, loader).shape
     key = f"dataset_options.{ds}.public_bounds"
     entry = loader.get("public_bounds")
     if not entry and ds not in DATASETS:
@@ -330,8 +353,13 @@ def check_file_dataset(config: dict[str, Any], ds: str) -> None:
         try:
             bounds_from_entry(entry, d, key)
         except ConfigError as exc:
+            named = ""
+            if found := re.search(r"features\[(\d+)\]", str(exc)):
+                options = {k: loader[k] for k in FILE_OPTIONS if k in loader and k != "path"}
+                columns = file_columns(loader["path"], options, f"dataset_options.{ds}")
+                named = f"; feature {found.group(1)} is the column {columns[int(found.group(1))]!r}"
             raise ConfigError(f"{exc} (the file {loader['path']!r} has {d} columns as read: `columns` and "
-                              "`drop_columns` choose them)") from None  # fmt: skip
+                              f"`drop_columns` choose them{named})") from None  # fmt: skip
 
 
 def check_prepared_dataset(config: dict[str, Any], ds: str) -> None:

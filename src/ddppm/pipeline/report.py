@@ -180,19 +180,34 @@ def write_table_page(csv_path: str | Path, html_path: str | Path) -> None:
     write_text_atomic(html_path, html_table(table, name, note, infeasible_column=flag))
 
 
-def where_to_look(results: str, configfiles: Sequence[str | Path] = ()) -> str:
+def where_to_look(results: str, configfiles: Sequence[str | Path] = (), since: float | None = None) -> str:
     """What a finished run prints: where its verdict and findings are, and the one command that builds its HTML
-    report (with the same ``--configfile`` options, so the report shows this run's results)."""
+    report (with the same ``--configfile`` options, so the report shows this run's results). With ``since`` (the
+    run's start, seconds since the epoch) only the files this run wrote are named, and each data set's own answer
+    (``common/datasets/<name>/``) that it wrote."""
     options = "".join(f" --configfile {Path(f).as_posix()}" for f in configfiles)
-    return "\n".join(
-        [
-            "Finished. Where to look:",
-            f"  the verdict (one screen):  {results}/report/landing.rst",
-            f"  every finding:             {results}/report/findings.html",
-            f"  the tables:                {results}/tables/summary.csv, {results}/common/which_method.csv",
-            f"  the HTML report:           snakemake{options} --report {results}/report.html",
-        ]
-    )
+    entries = [
+        ("the verdict (one screen):", [f"{results}/report/landing.rst"]),
+        ("every finding:", [f"{results}/report/findings.html"]),
+        ("the tables:", [f"{results}/tables/summary.csv", f"{results}/common/which_method.csv"]),
+        ("the common task's findings:", [f"{results}/common/findings.txt"]),
+    ]
+    answers = sorted(Path(results, "common", "datasets").glob("*/answer.md"))
+    entries += [(f"{path.parent.name}'s answer:", [str(path), str(path.with_name("findings.txt"))]) for path in answers]
+
+    def fresh(path: str) -> bool:
+        return since is None or (Path(path).exists() and Path(path).stat().st_mtime >= since)
+
+    lines = ["Finished. Where to look:"]
+    for label, paths in entries:
+        if label == "the common task's findings:" and since is None:
+            continue  # the full run's list (the landing page covers it)
+        if label.endswith("'s answer:") and since is None:
+            continue
+        if updated := [p for p in paths if fresh(p)]:
+            lines.append(f"  {label:27s}{', '.join(updated)}")
+    lines.append(f"  {'the HTML report:':27s}snakemake{options} --report {results}/report.html")
+    return "\n".join(lines)
 
 
 def provenance_table(paths: Iterable[str | Path], root: str | Path = ".") -> pd.DataFrame:

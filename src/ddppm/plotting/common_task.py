@@ -23,10 +23,6 @@ TRUST_TITLES = {
     "local": "no trusted party (every release public)",
 }
 ERROR_LABEL = "subspace error ‖V̂V̂ᵀ − VVᵀ‖_F / √(2k)"
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-           "#393b79", "#637939", "#8c6d31", "#d6616b", "#3182bd", "#31a354")  # fmt: skip
-"""Colours by the method's place in the table (tab10, then darker shades): one colour per method of the common
-task (up to 16), so no two curves of a figure share one."""
 
 
 UNFINISHED_LABEL = "mean of the fits that finished in the time budget (others stopped)"
@@ -41,8 +37,10 @@ def _row_limits(at_k: pd.DataFrame, chance: float) -> tuple[float, float]:
     upper half (e.g. a data set where every method is near chance), so differences between methods stay visible."""
     values = at_k[["error_ci_lo", "error_mean", "error_ci_hi"]].to_numpy(float)
     values = values[np.isfinite(values)]
-    if not values.size or values.min() < 0.5 * chance:
+    if not values.size:
         return 0.0, min(1.02, chance * 1.12)
+    if values.min() < 0.5 * chance:  # the whole band stays in view (intervals lie in [0, 1])
+        return 0.0, min(1.04, max(chance * 1.12, float(values.max()) + 0.02))
     low, high = float(values.min()), max(float(values.max()), chance)
     span = max(high - low, 0.02)
     return max(0.0, low - 0.12 * span), min(1.05, high + 0.12 * span)
@@ -89,7 +87,9 @@ def common_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
     chance level is zoomed in (the axis does not start at 0) so what differences there are stay visible.
     """
     trusts = [t for t in TRUST_PANELS if t in set(summary["trust_model"])]
-    colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(dict.fromkeys(summary["method"]))}
+    # Each method's own colour from the registry, the same in every figure (distinct among the methods that can
+    # share a common-task figure: tests/plotting/test_style.py).
+    colours = {name: styles[name]["color"] for name in dict.fromkeys(summary["method"]) if name in styles}
     ranks = sorted(set(summary["k"]))
     eps = np.unique(summary["eps"].to_numpy(float))
     limits = summary.groupby("eps")["delta_limit"].first().to_dict() if "delta_limit" in summary else {}

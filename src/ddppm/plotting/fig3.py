@@ -207,7 +207,8 @@ def fig3(
             if pos.size:
                 # a margin of a tenth of the data's span (log), so curves that differ little still look apart
                 pad = 2.5 if ax is ax_del else max(1.02, (pos.max() / pos.min()) ** 0.1)
-                ax.set_ylim(pos.min() / pad, pos.max() * pad)
+                top = pos.max() * pad if ax is ax_del else min(pos.max() * pad, 1.0)  # an error is at most 1
+                ax.set_ylim(pos.min() / pad, max(top, pos.max()))
             if ax is ax_err:  # plain numbers ("0.99"): the error axis often spans less than a decade
                 for which in ("major", "minor"):
                     formatter = PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1.0, 0.4))

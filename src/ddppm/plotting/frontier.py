@@ -92,6 +92,7 @@ def frontier_panel(
         )
         drawn.add(CHOSEN_LABEL)
     ax.set_xscale("log")
+    ax.set_xlim(right=2.0)  # δ ≤ 1: room for the markers drawn at δ = 1 (half of them were cut at the edge)
     ax.set_xlabel(f"δ at ε = {eps:g} (hollow: screened lower bound; filled: confirmed)")
     ax.set_ylabel(ERROR_LABEL)
     ax.set_ylim(0, 1.05)

@@ -122,8 +122,8 @@ def fig2(table: pd.DataFrame) -> Figure:
             "Approximation 6.2 (their eq. 13)": Line2D([], [], color="#1f77b4", linewidth=1.8),
         }
         fig.suptitle(
-            "Their Fig. 2: ratio r(k, n) of the prior sensitivity bound to theirs at the first step "
-            "(no noise is drawn: a property of the start X⁰ only)",
+            "Nicolas et al. (arXiv:2411.01931), Fig. 2: ratio r(k, n) of the prior sensitivity bound to theirs at the "
+            "first step\n(no noise is drawn: a property of the start X⁰ only)",
             fontsize=10,
         )
         _legend_below(fig, handles)

@@ -5,6 +5,9 @@
 # The section's cross-key checks (ddppm.experiments.common.check_config) ran with the config's validation.
 # Settings (ddppm.common_task.settings): `standard` (common.epsilons at common.delta) and the second settings of
 # common.settings; each runs on its own data sets, and a setting's runs read only its own config keys.
+from ddppm.experiments.common import dataset_job_params
+from ddppm.experiments.common_peers import peer_datasets
+
 COMMON_EXPERIMENT = get_experiment("common")
 # The registry entries its jobs use (rule code): the runs run the common-task methods; the summary and figures
 # also show the searched variants and the floors of the calibrated methods.
@@ -24,7 +27,7 @@ COMMON_WILDCARDS = {"setting": "|".join(COMMON_SETTINGS), "dataset": "|".join(CO
 # exist before any job runs; their runs join the summary. The full grid is its own target, common_peers_full.
 COMMON_PEERS = config["common"]["peers"]
 COMMON_PEER_USES = peer_uses(COMMON_PEERS["libraries"])
-COMMON_PEER_DATASETS = list(COMMON_PEERS["datasets"]) if COMMON_PEER_USES else []
+COMMON_PEER_DATASETS = peer_datasets(config["common"]) if COMMON_PEER_USES else []
 COMMON_PEER_RUNS = [f"{COMMON}/peers/{ds}.parquet" for ds in COMMON_PEER_DATASETS]
 COMMON_PEER_KEYS = ("common.peers", "common.delta", "common.adjacency", "common.iterations", "common.seed")
 COMMON_PEER_FULL_KEYS = (*COMMON_PEER_KEYS, "common.datasets", "common.ranks", "common.epsilons", "common.runs")
@@ -46,7 +49,7 @@ rule common_runs:
     wildcard_constraints:
         **COMMON_WILDCARDS,
     params:
-        cfg=lambda wc: job_params(config, None, (*COMMON_KEYS, *setting_config_keys(wc.setting))),
+        cfg=lambda wc: dataset_job_params(config, wc.dataset, (*COMMON_KEYS, *setting_config_keys(wc.setting))),
         records=lambda wc: raw_records_params(config, wc.setting, wc.dataset),
         code=code_of("common_runs.py", methods=COMMON_RUN_USES),
     log:
@@ -93,8 +96,13 @@ rule common_summary:
         parquet=f"{COMMON}/summary.parquet",
         findings=f"{COMMON}/findings.txt",
         readme=f"{COMMON}/readme_summary.md",
+        # each data set's own answer, kept when a later run names other data sets (your own data: where to look)
+        dataset_findings=expand(f"{COMMON}/datasets/{{dataset}}/findings.txt", dataset=COMMON_DATASETS),
+        dataset_answers=expand(f"{COMMON}/datasets/{{dataset}}/answer.md", dataset=COMMON_DATASETS),
+        dataset_which=expand(f"{COMMON}/datasets/{{dataset}}/which_method.csv", dataset=COMMON_DATASETS),
     params:
         cfg=global_params(*COMMON_ALL_KEYS, "common.settings", "common.searched", "common.claims", "threat_models"),
+        datasets_dir=f"{COMMON}/datasets",
         code=code_of("common_summary.py", methods=COMMON_USES),
     log:
         f"{LOGS}/common/summary.log",

@@ -33,7 +33,7 @@ class GaussianLocalPCA(LocalPCAMethod, LocalPCAOnCommonTask):
 
     name: ClassVar[str] = "ldppca_gaussian"
     label: ClassVar[str] = "Alg. 1: top-k of S̃"
-    style: ClassVar[dict[str, Any]] = {"color": "#1f77b4", "marker": "o"}
+    style: ClassVar[dict[str, Any]] = {"color": "#c49c94", "marker": "o"}
     theorem: ClassVar[str] = "Theorem 2"
 
     def estimate(

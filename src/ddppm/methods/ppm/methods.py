@@ -154,7 +154,7 @@ class PPMTheirsSqrt2(PowerMethod):
 
     name = "ppm_theirs_sqrt2"
     label = "Nicolas et al., centralised (Alg. 1)"
-    style: ClassVar[dict[str, Any]] = {"color": "#1f77b4", "marker": "o", "linestyle": "-"}
+    style: ClassVar[dict[str, Any]] = {"color": "#6b6ecf", "marker": "o", "linestyle": "-"}
     rule, noise_model, adjacency = "theirs", "central", "interaction"
     runs_common_task = True  # the central representative on the common task (Balcan et al.'s coincides there)
     privacy_model = "central DP, trusted curator; one user–item interaction removed"
@@ -189,7 +189,7 @@ class BalcanDecentralised(PowerMethod):
 
     name = "balcan_decentralised"
     label = "Balcan et al., decentralised (local DP)"
-    style: ClassVar[dict[str, Any]] = {"color": "#d62728", "marker": "X", "linestyle": "--"}
+    style: ClassVar[dict[str, Any]] = {"color": "#843c39", "marker": "X", "linestyle": "--"}
     rule, noise_model, adjacency = "prior", "local", "interaction"
     runs_common_task = True  # the local-DP representative on the common task (FedPower coincides there)
     privacy_model = "local DP per client (public channel); one interaction removed"

@@ -30,7 +30,7 @@ class WorkshopDDPPM(CalibratedGossipMethod):
 
     name = "ddppm_workshop"
     label = "D-DP-PM (workshop)"
-    style = {"color": "#17becf", "marker": "h", "linestyle": (0, (4, 1.5))}
+    style = {"color": "#a55194", "marker": "h", "linestyle": (0, (4, 1.5))}
     config_schema = CONFIG_SCHEMA
     configured_by = "workshop"
     experiment_options = ("budget",)
