@@ -1,6 +1,8 @@
 """Rule common_summary: the summary with costs, the "which method" table, the not-certified list, the findings and
 the README's table."""
 
+from pathlib import Path
+
 import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
@@ -25,8 +27,10 @@ lines = findings(out["which_method"], out["summary"], cfg["common"], out["not_ce
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
 write_text_atomic(snakemake.output.readme, readme_summary(out["which_method"], out["summary"]) + "\n")
 log.info("\n%s", "\n".join(lines))
-for dataset, answer in dataset_answers(out, cfg).items():
-    folder = f"{snakemake.params.datasets_dir}/{dataset}"
-    write_text_atomic(f"{folder}/findings.txt", "\n".join(answer["findings"]) + "\n")
-    write_text_atomic(f"{folder}/answer.md", answer["answer"] + "\n")
-    write_text_atomic(f"{folder}/which_method.csv", answer["which_method"].to_csv(index=False))
+answers = dataset_answers(out, cfg)
+for findings_path, answer_path, which_path in zip(snakemake.output.dataset_findings, snakemake.output.dataset_answers,
+                                                  snakemake.output.dataset_which, strict=True):  # fmt: skip
+    answer = answers[Path(findings_path).parent.name]  # results/common/datasets/<name>/findings.txt
+    write_text_atomic(findings_path, "\n".join(answer["findings"]) + "\n")
+    write_text_atomic(answer_path, answer["answer"] + "\n")
+    write_text_atomic(which_path, answer["which_method"].to_csv(index=False))

@@ -102,7 +102,6 @@ rule common_summary:
         dataset_which=expand(f"{COMMON}/datasets/{{dataset}}/which_method.csv", dataset=COMMON_DATASETS),
     params:
         cfg=global_params(*COMMON_ALL_KEYS, "common.settings", "common.searched", "common.claims", "threat_models"),
-        datasets_dir=f"{COMMON}/datasets",
         code=code_of("common_summary.py", methods=COMMON_USES),
     log:
         f"{LOGS}/common/summary.log",
