@@ -71,3 +71,21 @@ def test_where_to_look_names_only_what_the_run_wrote(tmp_path):
     assert "landing.rst" not in text and "findings.html" not in text
     assert f"{results}/common/findings.txt" in text and f"{iris}/answer.md" in text
     assert "wine" not in text and "--report" in text
+
+
+def test_a_wide_table_page_shows_the_answers_columns_and_names_the_full_csv(tmp_path):
+    """which_method.csv has 22+ columns: its report page shows the answer's (WHICH_COLUMNS) and names the CSV."""
+    import pandas as pd
+
+    from ddppm.experiments.common_findings import WHICH_COLUMNS
+    from ddppm.pipeline.report import write_table_page
+
+    columns = [*WHICH_COLUMNS, *(f"extra_{i}" for i in range(15))]
+    csv = tmp_path / "which_method.csv"
+    pd.DataFrame([[1] * len(columns)], columns=columns).to_csv(csv, index=False)
+    page = tmp_path / "which_method.table.html"
+    write_table_page(csv, page, WHICH_COLUMNS)
+    text = page.read_text()
+    assert "<th>best</th>" in text.replace(' class="', ">").replace('">', ">") or ">best<" in text
+    assert "extra_0" not in text and f"{len(WHICH_COLUMNS)} of the {len(columns)} columns" in text
+    assert str(csv.as_posix()) in text

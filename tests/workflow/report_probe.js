@@ -4,6 +4,8 @@
 window.addEventListener("load", () => setTimeout(async () => {
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   const out = {height: window.innerHeight, width: window.innerWidth, entries: []};
+  const nav = document.querySelector("#app nav");
+  out.nav_width = nav ? nav.getBoundingClientRect().width : null;
   for (const path of Object.keys(results)) {
     const mime = getResultMimeType(path);
     const kind = mime.startsWith("image/") ? "img"
@@ -29,6 +31,7 @@ window.addEventListener("load", () => setTimeout(async () => {
       const i = img.getBoundingClientRect();
       entry.shown = img.naturalHeight > 0 && i.height > 0;
       entry.height = i.height;
+      entry.viewer_width = b.width;
       entry.natural_height = img.naturalHeight;
       // Scrolling starts at 0: what lies above or left of the viewer is out of reach; below or right, reachable up
       // to the scroll range.

@@ -106,3 +106,37 @@ def test_a_tiny_run_on_the_file_and_an_edit_reruns_exactly_what_reads_it(work) -
     readers = {("prepare_dataset", "dataset=mine"), ("common_runs", "setting=standard, dataset=mine"),
                ("common_clipping", "")}  # fmt: skip
     assert _planned(work, *TARGETS) == readers | {("partition", "dataset=mine")}  # and only their dependents
+
+
+def test_a_small_set_of_yours_runs_alone_and_its_findings_match_its_table(work) -> None:
+    """As a new user would (README, "Your own data"): one file of 20 rows and 3 columns (scikit-learn's linnerud
+    shape) as the only data set of the tiny config's common task. The dry run says what it skips and what so few
+    rows support, the run writes the set's own answer, and its findings say what its table says per trust level
+    (no method is recommended where the table says none beats chance)."""
+    rows = np.random.default_rng(3).uniform([0, 0, 0], [20, 250, 250], (20, 3)).round()
+    pd.DataFrame(rows, columns=["chins", "situps", "jumps"]).to_csv(work / "data" / "few.csv", index=False)
+    config = yaml.safe_load((work / TINY).read_text())
+    config["dataset_options"]["few"] = {"source": "file", "path": "data/few.csv", "public_bounds": {
+        "kind": "declared", "source": "counts of exercises in a test", "features": [[0, 40], [0, 400], [0, 400]]}}
+    config["common"]["datasets"] = ["few"]
+    (work / "few.yaml").write_text(yaml.safe_dump(config))
+    dry = snakemake(work, "common_task", "--configfile", "few.yaml", "-n")
+    notes = dry.stdout + dry.stderr
+    assert dry.returncode == 0, notes[-2000:]
+    assert "`journal_delta_limits` is skipped" in notes and "few has only n = 20 rows" in notes
+    done = snakemake(work, "common_task", "--configfile", "few.yaml")
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = work / TINY_RESULTS / "common" / "datasets" / "few"
+    answer = (folder / "answer.md").read_text().splitlines()[2]
+    findings = (folder / "findings.txt").read_text()
+    cells = [c.strip() for c in answer.split("|")[2:5]]
+    words = ("with no trusted party", "with secure aggregation", "with a trusted curator")
+    for cell, trust in zip(cells, words, strict=True):
+        sentence = findings.split(trust, 1)[1].split(";")[0]
+        if cell.startswith("no method beats chance"):
+            assert sentence.startswith(" no method beats chance"), (cell, sentence)
+        elif cell.startswith("tie:"):
+            assert "tied within noise" in sentence, (cell, sentence)
+        else:
+            assert sentence.startswith(f" use {cell.split('`')[1]}"), (cell, sentence)
+    assert "Where to look" in done.stdout + done.stderr and f"{folder}/answer.md".endswith("few/answer.md")

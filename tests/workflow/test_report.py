@@ -210,6 +210,10 @@ def test_every_entry_opens_content_and_every_figure_can_be_seen_whole(rendered_r
     for e in figures:
         cut = {side: e[side] for side in ("top_cut", "left_cut", "bottom_beyond", "right_beyond") if e[side] > 0.5}
         assert not cut, (e["path"], cut, seen["height"], seen["width"])
+    # The navigation panel leaves the figures room: at 1280 × 800 it widened to 515 px (its widest entry) and left
+    # the viewer about 740 px, where the common task's figure text was unreadable.
+    assert seen["nav_width"] is not None and seen["nav_width"] <= 0.2 * seen["width"] + 1, seen["nav_width"]
+    assert min(e["viewer_width"] for e in figures) >= min(1000, 0.75 * seen["width"]), seen["nav_width"]
 
 
 def test_screenshot_is_a_rendered_page(rendered_report):

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ddppm.core.io import read_parquet, write_parquet, write_text_atomic
 from ddppm.experiments.common import tables
-from ddppm.experiments.common_findings import dataset_answers, findings, readme_summary
+from ddppm.experiments.common_findings import WHICH_COLUMNS, dataset_answers, findings, readme_summary
 from ddppm.pipeline.report import write_table_page
 from ddppm.pipeline.steps import setup_logging
 
@@ -21,8 +21,9 @@ write_parquet(out["summary"], snakemake.output.parquet, meta)
 write_text_atomic(snakemake.output.summary, out["summary"].to_csv(index=False))
 write_text_atomic(snakemake.output.which, out["which_method"].to_csv(index=False))
 write_text_atomic(snakemake.output.not_certified, out["not_certified"].to_csv(index=False))
-for name in ("summary", "which", "not_certified"):
+for name in ("summary", "not_certified"):
     write_table_page(snakemake.output[name], snakemake.output[f"{name}_page"])
+write_table_page(snakemake.output.which, snakemake.output.which_page, WHICH_COLUMNS)  # readable at 1280 px
 lines = findings(out["which_method"], out["summary"], cfg["common"], out["not_certified"], cfg.get("threat_models"))
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
 write_text_atomic(snakemake.output.readme, readme_summary(out["which_method"], out["summary"]) + "\n")

@@ -16,6 +16,9 @@ from ddppm.privacy.threat_models import resolve
 TRUST_COLUMNS = (("local", "no trusted party"), ("secure_aggregation", "secure aggregation"),
                  ("central", "a trusted curator"))  # fmt: skip
 """The "which method" table's columns, least trust first."""
+WHICH_COLUMNS = ("setting", "dataset", "k", "eps", "trust_model", "best", "error_mean", "error_ci_lo", "error_ci_hi",
+                 "competitive", "beats_chance")  # fmt: skip
+"""The columns of ``which_method.csv`` the report's page shows (the answer's; the CSV has every column)."""
 
 
 def _standard(table: pd.DataFrame | None, setting: str = STANDARD) -> pd.DataFrame | None:

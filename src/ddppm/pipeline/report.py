@@ -170,12 +170,18 @@ def _suffix(threat_model: str) -> str:
     return "" if threat_model in UNNAMED_THREAT_MODELS else f" [{threat_model}]"
 
 
-def write_table_page(csv_path: str | Path, html_path: str | Path) -> None:
+def write_table_page(csv_path: str | Path, html_path: str | Path, columns: Sequence[str] | None = None) -> None:
     """The CSV table at ``csv_path`` as the HTML page the report shows (the report's view of a CSV only downloads
-    it): ``<folder>/<name>`` as title, rows whose ``feasible`` is False marked."""
+    it): ``<folder>/<name>`` as title, rows whose ``feasible`` is False marked. ``columns``: only these (those the
+    table has), for a table too wide to read on a screen; the page names the full CSV."""
     table = pd.read_csv(csv_path)
     name = f"{Path(csv_path).parent.name}/{Path(csv_path).stem}"
     note = f"{Path(csv_path).name} as a table; every column is explained in docs/columns.md."
+    if columns is not None:
+        shown = [c for c in columns if c in table.columns]
+        note = (f"{len(shown)} of the {table.shape[1]} columns of {Path(csv_path).name} (the answer's); the full "
+                f"table is {Path(csv_path).as_posix()}, every column explained in docs/columns.md.")
+        table = table[shown]
     flag = "feasible" if "feasible" in table.columns else None
     write_text_atomic(html_path, html_table(table, name, note, infeasible_column=flag))
 

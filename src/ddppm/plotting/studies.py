@@ -17,15 +17,16 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
-from ddppm.plotting.common_task import ERROR_LABEL, PALETTE
+from ddppm.plotting.common_task import ERROR_LABEL
 from ddppm.plotting.style import _RC, _figure, _legend_below, band_mean_label
 from ddppm.studies.views import VIEW_KEYS
 
 TOPOLOGY_LINES = ("-", "--", ":", "-.")
 
 
-def _colours(summary: pd.DataFrame) -> dict[str, str]:
-    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(dict.fromkeys(summary["method"]))}
+def _colours(summary: pd.DataFrame, styles: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Each method's own colour from the registry, the same as in every other figure."""
+    return {name: styles[name]["color"] for name in dict.fromkeys(summary["method"])}
 
 
 def _band(ax: Any, x: np.ndarray, g: pd.DataFrame, colour: str, **style: Any) -> Any:
@@ -52,7 +53,7 @@ def _log_error_axis(ax: Any, summary: pd.DataFrame) -> None:
 
 def agents_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
     """Rows: sizing (data size fixed, rows per agent fixed); columns: ε. Error against m (log₂ axis)."""
-    colours = _colours(summary)
+    colours = _colours(summary, styles)
     sizings, eps_grid = list(dict.fromkeys(summary["sizing"])), sorted(set(summary["eps"]))
     topologies = list(dict.fromkeys(summary["topology"]))
     chance = float(summary["chance_error"].iloc[0])
@@ -71,6 +72,8 @@ def agents_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], titl
                     gossip = rows["trust_model"].iloc[0] == "gossip"
                     searched = rows["privacy_column"].iloc[0] == "searched"  # δ at least: hollow markers
                     g = rows[rows["topology"] == topology].sort_values("m")
+                    if not np.isfinite(g["error_mean"].to_numpy(float)).any():  # nothing drawn: no legend entry
+                        continue
                     label = styles[name]["label"] + (f", {topology.replace('_', ' ')}" if gossip else "")
                     label += " (searched δ: at least; only where its accountant follows)" if searched else ""
                     dodge = 2 ** (0.025 * (i - (len(series) - 1) / 2))  # side by side: no curve hides another
@@ -106,7 +109,7 @@ def _finish(fig: Figure, handles: dict[str, Any], title: str, ncol: int, band: b
 def topology_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
     """Left: each gossip method's error against 1 − λ₂(W) (the spectral gap, log axis), one point per topology,
     with the exact-sum methods as horizontal bands. Right: Theorem 3's consensus term per topology (log axis)."""
-    colours = _colours(summary)
+    colours = _colours(summary, styles)
     gossip = summary[summary["trust_model"] == "gossip"]
     exact = summary[summary["trust_model"] != "gossip"]
     with mpl.rc_context(_RC):
@@ -153,7 +156,7 @@ def topology_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], ti
 def consensus_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
     """Left: error against c (log axis) for the gossip methods, exact-sum methods as bands, the Theorem 3 choice
     as a vertical line. Right: Theorem 3's consensus term against c, with the target it was chosen for."""
-    colours = _colours(summary)
+    colours = _colours(summary, styles)
     c_star = int(summary["c_theorem3"].iloc[0])
     with mpl.rc_context(_RC):
         fig = _figure((11.0, 5.4))
@@ -184,7 +187,7 @@ def consensus_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], t
 
 def rank_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], title: str = "") -> Figure:
     """Error against k for every method (log error axis), with each k's chance level √(1 − k/d)."""
-    colours = _colours(summary)
+    colours = _colours(summary, styles)
     names = list(dict.fromkeys(summary["method"]))
     with mpl.rc_context(_RC):
         fig = _figure((9.5, 6.0))
@@ -251,7 +254,7 @@ def samples_figure(summary: pd.DataFrame, styles: dict[str, dict[str, Any]], tit
     line of the non-trivial limit the rate fits use."""
     from ddppm.studies.samples import NONTRIVIAL
 
-    colours = _colours(summary)
+    colours = _colours(summary, styles)
     ds, epsilons = sorted(set(summary["d"])), sorted(set(summary["eps"]))
     names = list(dict.fromkeys(summary["method"]))
     with mpl.rc_context(_RC):
