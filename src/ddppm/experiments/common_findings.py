@@ -41,13 +41,14 @@ def findings(
     all_which, all_summary, all_beside = which, summary, beside
     which, summary, beside = _standard(which), _standard(summary), _standard(beside)
     share = section.get("preprocessing", {}).get("share", float("nan"))
+    estimator = section.get("preprocessing", {}).get("estimator", "range_shrinking")
     lines = [
         "The common task: which private PCA method to use (every method on the same data, adjacency and δ)",
         f"Setting: from the raw records (scope raw_records: the (ε, δ) covers a user's records), δ = "
         f"{section['delta']:g}, adjacency {section['adjacency']}, {section['runs']} runs per point, power methods "
         f"with L = {section['iterations']}; rows prepared by declared public bounds, standardised privately with "
-        f"{share:g} of μ² where the analyst standardises; error = ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) against the PCA of the "
-        "records standardised with their true statistics.",
+        f"{share:g} of μ² where the analyst standardises (estimator {estimator}); error = ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) "
+        "against the PCA of the records standardised with their true statistics.",
     ]
     eps = reference_eps(which["eps"]) if len(which) else float("nan")  # a run may have no standard rows
     for (dataset, k), group in which[which["eps"] == eps].groupby(["dataset", "k"], sort=False):
@@ -205,12 +206,11 @@ def second_setting_findings(
             parts = []
             if len(row):
                 row = row.iloc[0]
-                text = (f"at ε = {eps:g} (δ ≤ {row['delta_limit']:.2g}) with no trusted party use {row['best']} "
-                        f"(error {row['error_mean']:.3f}")  # fmt: skip
+                text = f"at ε = {eps:g} (δ ≤ {row['delta_limit']:.2g}) " + _answer_words(row, "no trusted party")
                 key = (dataset, eps, "local")
                 if key in standard.index:
-                    text += f"; from the raw records: {standard.loc[key, 'best']} {standard.loc[key, 'error_mean']:.3f}"
-                parts.append(text + ")")
+                    text += f" [standard setting: {standard.loc[key, 'best']} {standard.loc[key, 'error_mean']:.3f}]"
+                parts.append(text)
             met = group.groupby("trust_model")["eps"].nunique()
             parts.append(
                 "a certified method meets the limit at "

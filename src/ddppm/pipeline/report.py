@@ -204,15 +204,14 @@ def where_to_look(results: str, configfiles: Sequence[str | Path] = (), since: f
     def fresh(path: str) -> bool:
         return since is None or (Path(path).exists() and Path(path).stat().st_mtime >= since)
 
+    landing_written = since is None or fresh(f"{results}/report/landing.rst")  # it covers the rest
     lines = ["Finished. Where to look:"]
     for label, paths in entries:
-        if label == "the common task's findings:" and since is None:
-            continue  # the full run's list (the landing page covers it)
-        if label.endswith("'s answer:") and since is None:
+        if landing_written and (label == "the common task's findings:" or label.endswith("'s answer:")):
             continue
         if updated := [p for p in paths if fresh(p)]:
-            lines.append(f"  {label:27s}{', '.join(updated)}")
-    lines.append(f"  {'the HTML report:':27s}snakemake{options} --report {results}/report.html")
+            lines.append(f"  {label:29s}{', '.join(updated)}")
+    lines.append(f"  {'the HTML report:':29s}snakemake{options} --report {results}/report.html")
     return "\n".join(lines)
 
 

@@ -94,7 +94,7 @@ class CertifiedDeflation(CommonTaskMethod):
 
     name = "ddppm_certified_deflation"
     label = "D-DP-PM, certified, deflation (k runs, composed)"
-    style: ClassVar[dict[str, Any]] = {"color": "#8c564b", "marker": "X", "linestyle": "--"}
+    style: ClassVar[dict[str, Any]] = {"color": "#c51b7d", "marker": "X", "linestyle": "--"}  # the certified's, darker
     trust_model = "gossip"
     privacy_column = "certified"
     source = "this project (deflation of the certified D-DP-PM)"
