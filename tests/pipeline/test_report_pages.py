@@ -89,3 +89,18 @@ def test_a_wide_table_page_shows_the_answers_columns_and_names_the_full_csv(tmp_
     assert "<th>best</th>" in text.replace(' class="', ">").replace('">', ">") or ">best<" in text
     assert "extra_0" not in text and f"{len(WHICH_COLUMNS)} of the {len(columns)} columns" in text
     assert str(csv.as_posix()) in text
+
+
+def test_a_wide_rule_graph_wraps_to_about_the_windows_aspect():
+    """Sixty rules feeding one target: the layer wraps onto rows of ROW_WIDTH, so the figure is no wider than about
+    twice its height (one row of 60 boxes would be 114 inches wide, its labels unreadable in the report)."""
+    import networkx as nx
+
+    from ddppm.pipeline.rulegraph import ROW_WIDTH
+
+    graph = nx.DiGraph([(f"rule_{i:02d}", "all") for i in range(60)])
+    fig = rule_graph_figure(graph, "t")
+    width, height = fig.get_size_inches()
+    assert width <= 2 * height and width < 2.2 * (ROW_WIDTH + 1) + 0.1
+    texts = sorted(t.get_text() for t in fig.axes[0].texts if t.get_text())
+    assert texts == sorted([*(f"rule_{i:02d}" for i in range(60)), "all"])
