@@ -215,7 +215,7 @@ def test_findings_state_each_second_setting_with_numbers() -> None:
     assert len(lines) == 1 and lines[0].startswith("Setting journal_delta_limits, toy, k = 1: at ε = 5 (δ ≤ 0.008)")
     journal = which[which["setting"] == "journal_delta_limits"]
     local = journal[(journal["eps"] == 5.0) & (journal["trust_model"] == "local")]
-    assert f"error {local['error_mean'].iloc[0]:.3f}" in lines[0] and "from the raw records:" in lines[0]
+    assert f"error {local['error_mean'].iloc[0]:.3f}" in lines[0] and "[standard setting:" in lines[0]
     section = {"delta": 1e-5, "adjacency": "replace_one", "runs": 4, "iterations": 4}
     standard_lines = findings(which, summary, section)
     assert standard_lines[-1] == lines[0] and sum("toy, k = 1, ε = 5" in line for line in standard_lines) == 1
