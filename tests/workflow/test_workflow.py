@@ -98,11 +98,12 @@ def test_outputs_exist_with_schema(tiny_run):
     summary = pd.read_csv(res / "tables" / "summary.csv")
     assert set(summary["dataset"]) == set(config["datasets"])
     # every row names what its δ covers: the journal keeps the paper's preprocessing; the common task's standard
-    # setting runs from the raw records, its second settings on the prepared rows
+    # setting and oracle_bounds run from the raw records, its other second settings on the prepared rows
     common = pd.read_csv(res / "common" / "summary.csv")
     assert set(summary["scope"]) == {"prepared_rows"}
-    assert set(common[common["setting"] == "standard"]["scope"]) == {"raw_records"}
-    assert set(common[common["setting"] != "standard"]["scope"]) == {"prepared_rows"}
+    from_records = common["setting"].isin(["standard", "oracle_bounds"])
+    assert set(common[from_records]["scope"]) == {"raw_records"} and "oracle_bounds" in set(common["setting"])
+    assert set(common[~from_records]["scope"]) == {"prepared_rows"}
     certified = common[(common["setting"] == "standard") & (common["privacy_column"] == "certified")]
     calibrated = certified[certified["method"] != "ldp"]  # the classic Gaussian formula overshoots at ε > 1 (docs)
     assert (calibrated["delta"] <= calibrated["delta_limit"] * (1 + 1e-9)).all()  # the whole route, composed
