@@ -76,6 +76,7 @@ def _imports(path: Path) -> frozenset[str]:
 DATA_SUFFIXES = (".yaml", ".yml", ".json")
 
 
+@cache
 def _data_files(path: Path) -> frozenset[Path]:
     """Data files beside the module at ``path`` that its source names by a literal file name (e.g. ``ddppm.data.
     specs`` reads ``datasets.yaml``): what the module computes depends on them as on code, so they count. Schemas
