@@ -56,7 +56,7 @@ from ddppm.pipeline.config import (
     dataset_rows,
     job_params,
     known_datasets,
-    local_file_matrix,
+    local_file_shape,
     unknown_dataset,
 )
 from ddppm.pipeline.method_options import method_options
@@ -178,7 +178,7 @@ def few_rows_note(config: dict[str, Any], ds: str) -> str | None:
         return None
     merged = dataset_config(config, ds)
     m = int(merged["partition"]["m"])
-    d = (local_file_matrix(ds, merged["dataset"]).shape[1] if merged["dataset"]["source"] == "file"
+    d = (local_file_shape(ds, merged["dataset"])[1] if merged["dataset"]["source"] == "file"
          else SHAPES.get(ds, (n, None))[1])  # fmt: skip
     advise = (f"`ddppm advise --n {n} --d {d} --m {m} --eps 5 --delta {config['common']['delta']:g} --trust central`"
               if d is not None and d > 1 else "`ddppm advise` with its shape")  # fmt: skip

@@ -192,23 +192,21 @@ def where_to_look(results: str, configfiles: Sequence[str | Path] = (), since: f
     run's start, seconds since the epoch) only the files this run wrote are named, and each data set's own answer
     (``common/datasets/<name>/``) that it wrote."""
     options = "".join(f" --configfile {Path(f).as_posix()}" for f in configfiles)
+
+    def fresh(path: str | Path) -> bool:
+        return since is None or (Path(path).exists() and Path(path).stat().st_mtime >= since)
+
     entries = [
         ("the verdict (one screen):", [f"{results}/report/landing.rst"]),
         ("every finding:", [f"{results}/report/findings.html"]),
         ("the tables:", [f"{results}/tables/summary.csv", f"{results}/common/which_method.csv"]),
-        ("the common task's findings:", [f"{results}/common/findings.txt"]),
     ]
-    answers = sorted(Path(results, "common", "datasets").glob("*/answer.md"))
-    entries += [(f"{path.parent.name}'s answer:", [str(path), str(path.with_name("findings.txt"))]) for path in answers]
-
-    def fresh(path: str) -> bool:
-        return since is None or (Path(path).exists() and Path(path).stat().st_mtime >= since)
-
-    landing_written = since is None or fresh(f"{results}/report/landing.rst")  # it covers the rest
+    if not fresh(f"{results}/report/landing.rst"):  # no landing page this run: what it would have covered
+        entries.append(("the common task's findings:", [f"{results}/common/findings.txt"]))
+        entries += [(f"{path.parent.name}'s answer:", [str(path), str(path.with_name("findings.txt"))])
+                    for path in sorted(Path(results, "common", "datasets").glob("*/answer.md"))]  # fmt: skip
     lines = ["Finished. Where to look:"]
     for label, paths in entries:
-        if landing_written and (label == "the common task's findings:" or label.endswith("'s answer:")):
-            continue
         if updated := [p for p in paths if fresh(p)]:
             lines.append(f"  {label:29s}{', '.join(updated)}")
     lines.append(f"  {'the HTML report:':29s}snakemake{options} --report {results}/report.html")

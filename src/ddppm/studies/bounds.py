@@ -28,11 +28,9 @@ from ddppm.common_task.settings import task_options
 from ddppm.data.public_prep import widen_bounds
 
 POINT = ["dataset", "width", "estimator"]
-TRUST_ORDER = ("local", "gossip", "secure_aggregation", "central")
-"""The trust levels as the common task names them (no trusted party: local or gossip, then secure aggregation,
-then a curator)."""
 TRUST_LEVEL = {"local": "no trusted party", "gossip": "no trusted party", "secure_aggregation": "secure aggregation",
                "central": "a trusted curator"}  # fmt: skip
+"""The "which method" table's words for each trust model (its TRUST_COLUMNS lie a layer above, in experiments)."""
 
 
 def bounds_runs(records: RawRecords, section: dict[str, Any], common: dict[str, Any], dataset: str) -> pd.DataFrame:
