@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ddppm.advise import advise, main
+from ddppm.advise import advise
+from ddppm.cli import main
 from tests.conftest import REPO
 
 DATA_SUFFIXES = (".csv", ".tsv", ".parquet", ".npy", ".npz", ".txt", ".data", ".xlsx", ".gz", ".zip", ".json")

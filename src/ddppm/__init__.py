@@ -8,7 +8,8 @@ The main entry points, importable from the top level (loaded on first use, so ``
     result = evaluate_delta(problem, params, [1, 5], AccountantSettings(view="paper"))
     result.delta                                             # δ for each ε
 
-Methods live in :mod:`ddppm.methods` (``available_methods()``, ``get_method(name)``).
+Methods live in :mod:`ddppm.methods` (``available_methods()``, ``get_method(name)``). A release of your own records:
+``ddppm.PrivatePCA(n_components, epsilon, delta, bounds).fit(X)`` (docs/release.md).
 """
 
 from importlib import import_module
@@ -32,6 +33,7 @@ _PUBLIC = {
     "available_methods": "ddppm.methods",
     "get_method": "ddppm.methods",
     "sin_error": "ddppm.core.metrics",
+    "PrivatePCA": "ddppm.release.estimator",
 }
 
 __all__ = ["__version__", *_PUBLIC]

@@ -1,5 +1,5 @@
-"""``python -m ddppm``: the same as the console script ``ddppm`` (:func:`ddppm.advise.main`)."""
+"""``python -m ddppm``: the same as the console script ``ddppm`` (:func:`ddppm.cli.main`)."""
 
-from ddppm.advise import main
+from ddppm.cli import main
 
 raise SystemExit(main())

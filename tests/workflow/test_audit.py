@@ -1,5 +1,6 @@
 """`snakemake audit` on the tiny config: every auditable method is consistent with its claim, the noiseless mutant
-is caught, the methods without a view are listed as not audited, and a second run has nothing to do."""
+is caught, the release (PrivatePCA's whole route) is consistent, the methods without a view are listed as not
+audited, and a second run has nothing to do."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def test_the_audit_on_the_tiny_config(tiny_run) -> None:
         assert (audited.loc[[name], "verdict"] == "consistent").all()
         assert (audited.loc[[name], "eps_lower"] <= audited.loc[[name], "eps"]).all()
     assert (audited.loc[["analyze_gauss/no_noise"], "verdict"] == "violated").all()
+    assert (audited.loc[["analyze_gauss (release)"], "verdict"] == "consistent").all()  # the whole route, raw records
     journal = audited.loc[["ddppm (paper)"]]  # the journal D-DP-PM at its tiny paper point (too few draws to refute)
     assert (journal["eps_lower"] > 0).all() and (journal["trust_model"] == "gossip").all()
     assert set(table.loc[table["verdict"] == "not audited", "method"]).isdisjoint(auditable_methods())

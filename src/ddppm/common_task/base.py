@@ -77,7 +77,7 @@ def failure_delta(eps: float, test_failure: float) -> float:
     ``(1 + e^ε)·test_failure``. The mechanism differs from a GDP one (the same with noise for the true distance)
     only where the test fails, an event of probability ≤ ``test_failure`` under X and under X′: coupling both
     sides costs it once, and once more times ``e^ε`` (docs/common_task.md, Cai, Xia & Zha)."""
-    return float((1.0 + np.exp(eps)) * test_failure)
+    return float((1.0 + np.exp(eps)) * test_failure) if test_failure > 0 else 0.0
 
 
 def certified(
@@ -122,6 +122,11 @@ class CommonTaskMethod(ABC):
     ``second_moment`` (two orthogonal unit rows; every release of ``XᵀX``, ``X_jᵀX_j``, ``x xᵀ`` or a power step
     near the changed direction), ``rows`` (a unit row and its negative) or ``lone_record`` (two orthogonal unit
     rows, every other row zero: for a sampler whose draw the other rows would pin)."""
+
+    secure_noise: ClassVar[bool] = False
+    """True when every noise draw of :meth:`common_estimate` goes through
+    :func:`ddppm.privacy.mechanisms.gaussian_release` (or ``symmetric_release``), so that a release can draw it
+    from a secure sampler (:mod:`ddppm.release.noise`); tested by a source that adds no noise."""
 
     def common_style(self) -> dict[str, Any]:
         """Legend entry and line style on the common task (the method's own by default)."""

@@ -49,7 +49,9 @@ from ddppm.common_task.range_finding import (
     round_sigma,
     to_box,
 )
+from ddppm.core.arrays import row_norms
 from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.privacy.mechanisms import gaussian_release
 
 SUM_SENSITIVITY = 2.0
 """L2 sensitivity of a party's sum of publicly prepared rows under replace-one (the box's diagonal)."""
@@ -167,10 +169,10 @@ def release_statistics(
     Z = np.asarray(Z, float)
     n, d = Z.shape
     spread = np.sqrt(noise.parties)
-    mean_hat = (Z.sum(axis=0) + spread * noise.sigma_sum * rng.standard_normal(d)) / n
+    mean_hat = gaussian_release(Z.sum(axis=0), spread * noise.sigma_sum, rng) / n
     if not plan.scale:
         return Released(mean_hat, None)
-    squares_hat = ((Z**2).sum(axis=0) + spread * noise.sigma_squares * rng.standard_normal(d)) / n
+    squares_hat = gaussian_release((Z**2).sum(axis=0), spread * noise.sigma_squares, rng) / n
     floor = plan.variance_floor * spread * noise.sigma_squares / n
     return Released(mean_hat, np.maximum(squares_hat - mean_hat**2, floor))
 
@@ -179,17 +181,39 @@ def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan)
     """Each row centred at the released mean (and divided by the released standard deviations and by c√d), then
     clipped to the unit ball: row i depends on row i and the releases only."""
     rows = np.asarray(Z, float) - released.mean
-    if released.variance is not None:
-        rows = rows / np.sqrt(released.variance) / (plan.row_scale * np.sqrt(rows.shape[1]))
-    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1.0)
+    if released.variance is not None:  # in place below: the same operations, without the temporaries
+        rows /= np.sqrt(released.variance)
+        rows /= plan.row_scale * np.sqrt(rows.shape[1])
+    norms = row_norms(rows)[:, None]
+    rows /= np.maximum(norms, 1.0, out=norms)
+    return rows
+
+
+@dataclass(frozen=True)
+class PrivateBox:
+    """The private box per feature (``range_shrinking``), in the publicly prepared coordinates: each coordinate of a
+    row is clipped to ``[lower_j, upper_j]`` and mapped onto [−1, 1]/√d (:func:`~.range_finding.to_box`)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def private_statistics(
+    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
+) -> tuple[np.ndarray, Released, PrivateBox | None]:
+    """Every release of the preprocessing, in the order drawn: the private box when its rounds run
+    (``range_shrinking``), then :func:`release_statistics` on the rows re-prepared in it. Returns those rows, the
+    released statistics and the box (None when no round ran)."""
+    box = None
+    if noise.range_rounds:
+        box = PrivateBox(*private_intervals(Z, plan.range, noise.sigma_range, noise.parties, noise.range_rounds, rng))
+        Z = to_box(Z, box.lower, box.upper)
+    return Z, release_statistics(Z, noise, plan, rng), box
 
 
 def private_standardise(
     Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
 ) -> np.ndarray:
-    """:func:`standardise_rows` at :func:`release_statistics` (module docstring), on the rows re-prepared in the
-    private box first when its rounds run (``range_shrinking``)."""
-    if noise.range_rounds:
-        lower, upper = private_intervals(Z, plan.range, noise.sigma_range, noise.parties, noise.range_rounds, rng)
-        Z = to_box(Z, lower, upper)
-    return standardise_rows(Z, release_statistics(Z, noise, plan, rng), plan)
+    """:func:`standardise_rows` at :func:`private_statistics` (module docstring)."""
+    rows, released, _ = private_statistics(Z, noise, plan, rng)
+    return standardise_rows(rows, released, plan)

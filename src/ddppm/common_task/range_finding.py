@@ -39,7 +39,9 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
+from ddppm.core.arrays import clip_columns
 from ddppm.core.errors import ConfigError
+from ddppm.privacy.mechanisms import gaussian_release
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class RangePlan:
         return cls(**{k: section[k] for k in keys if k in section})
 
 
+CHUNK_ROWS = 4096
+"""Rows per block when counting (a few MB at d = 100)."""
 DETECTABLE_SHARE = 0.5
 """A round runs only if a bin holding this share of the records would pass its threshold."""
 
@@ -99,9 +103,17 @@ def bin_counts(Z: np.ndarray, lower: np.ndarray, upper: np.ndarray, bins: int) -
     """The (d, bins) counts of each feature's values in ``bins`` equal bins of [lower_j, upper_j] (values outside
     counted in the end bins)."""
     n, d = Z.shape
-    index = np.floor((Z - lower) / (upper - lower) * bins).astype(np.int64)
-    index = np.clip(index, 0, bins - 1) + np.arange(d) * bins
-    return np.bincount(index.ravel(), minlength=d * bins).reshape(d, bins).astype(float)
+    counts, offsets, width = np.zeros(d * bins, dtype=np.int64), np.arange(d) * bins, upper - lower
+    for start in range(0, n, CHUNK_ROWS):  # a block at a time, in cache: the same bins, several times faster
+        position = Z[start : start + CHUNK_ROWS] - lower
+        position /= width
+        position *= bins
+        index = position.astype(np.int64)  # truncation = floor for positions ≥ 0; below 0 both clip to bin 0
+        np.maximum(index, 0, out=index)
+        np.minimum(index, bins - 1, out=index)
+        index += offsets
+        counts += np.bincount(index.ravel(), minlength=d * bins)
+    return counts.reshape(d, bins).astype(float)
 
 
 def shrink_intervals(
@@ -133,7 +145,7 @@ def private_intervals(
     lower, upper = np.full(d, -half), np.full(d, half)
     threshold = detection_threshold(plan, sigma, d, parties)
     for _ in range(rounds):
-        noisy = bin_counts(Z, lower, upper, plan.bins) + np.sqrt(parties) * sigma * rng.standard_normal((d, plan.bins))
+        noisy = gaussian_release(bin_counts(Z, lower, upper, plan.bins), np.sqrt(parties) * sigma, rng)
         lower, upper = shrink_intervals(noisy, lower, upper, threshold, plan.margin)
     return lower, upper
 
@@ -143,4 +155,8 @@ def to_box(Z: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     intervals only."""
     d = Z.shape[1]
     centre, half_width = (lower + upper) / 2, (upper - lower) / 2
-    return (np.clip(Z, lower, upper) - centre) / half_width / np.sqrt(d)
+    rows = clip_columns(Z, lower, upper)
+    rows -= centre  # in place: the same operations as (clip − c)/h/√d, without the temporaries
+    rows /= half_width
+    rows /= np.sqrt(d)
+    return rows

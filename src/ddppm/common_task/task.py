@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ddppm.core.arrays import row_norms
 from ddppm.core.errors import DataError
 
 
@@ -40,7 +41,7 @@ class CommonTask:
         n, d = self.X.shape
         if not 1 <= self.k < d:
             raise DataError(f"common task: rank k = {self.k} must satisfy 1 <= k < d = {d}")
-        norms = np.linalg.norm(self.X, axis=1)
+        norms = row_norms(self.X)
         if norms.max() > 1 + 1e-9:
             raise DataError(f"common task: a row has norm {norms.max():.6g} > 1; rows must lie in the unit ball")
         rows = np.sort(np.concatenate(self.parts))

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ddppm.core.arrays import clip_columns
 from ddppm.core.errors import ConfigError
 from ddppm.core.metrics import subspace_distance
 from ddppm.data.specs import SPECS_FILE, dataset_specs
@@ -153,14 +154,17 @@ def prepare_public(X: np.ndarray, bounds: PublicBounds, normalization: str = "st
     check_route(normalization)
     if X.ndim != 2 or X.shape[1] != bounds.d:
         raise ConfigError(f"public_bounds: {bounds.d} features declared, the data has shape {X.shape}")
-    clipped = np.clip(X, bounds.lower, bounds.upper)
+    clipped = clip_columns(X, bounds.lower, bounds.upper)
     if normalization == "scale":
         corner = np.maximum(np.abs(bounds.lower), np.abs(bounds.upper))
         rows = clipped / (bounds.row_norm if bounds.row_norm is not None else float(np.linalg.norm(corner)))
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1.0)
     centre = (bounds.lower + bounds.upper) / 2
     half_width = (bounds.upper - bounds.lower) / 2
-    return (clipped - centre) / half_width / np.sqrt(bounds.d)
+    clipped -= centre  # in place: the same operations as (clip − c)/h/√d, without the temporaries
+    clipped /= half_width
+    clipped /= np.sqrt(bounds.d)
+    return clipped
 
 
 def reference_rows(X: np.ndarray, normalization: str = "standardize") -> np.ndarray:

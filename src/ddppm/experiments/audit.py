@@ -3,7 +3,9 @@
 For each certified common-task method that exposes its observer's view (``common_view``), and for the mutants of
 ``audit.mutants`` (deliberately broken copies, never in the registry), at every ε of ``audit.epsilons``: a lower
 bound on ε from a likelihood-ratio test on the view under a witness pair (:mod:`ddppm.audit.run`), its verdict, and
-the δ gap the draws could resolve. Methods without a view are listed as not audited yet.
+the δ gap the draws could resolve. Methods without a view are listed as not audited yet. The release
+(``ddppm.PrivatePCA``) with each method of ``audit.release.methods`` is attacked on raw records, the whole route
+(:mod:`ddppm.audit.release`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ddppm.accounting.rows import params_from_row
 from ddppm.audit.bounds import resolvable_delta_gap
 from ddppm.audit.gossip import audit_gossip
 from ddppm.audit.mutants import MUTANTS, SPECIFIC, mutant
+from ddppm.audit.release import release_table
 from ddppm.audit.run import audit_table
 from ddppm.common_task.base import CommonTaskMethod
 from ddppm.core.errors import ConfigError
@@ -28,6 +31,9 @@ from ddppm.experiments.base import Experiment, experiment_step, register_experim
 from ddppm.methods import common_task_methods
 from ddppm.methods.ddppm.steps import floor_neighbours
 from ddppm.pipeline.steps import problem_from_files
+
+RELEASE = "release"
+"""The entry suffix of a release audit (``<method>~release``)."""
 
 
 def auditable_methods() -> dict[str, Any]:
@@ -115,6 +121,11 @@ class PrivacyAudit(Experiment):
             if method not in auditable:
                 raise ConfigError(f"audit.mutants: {method!r} in {entry!r} exposes no view; auditable: "
                                   f"{sorted(auditable)}")  # fmt: skip
+        certified = sorted(n for n, m in common_task_methods().items() if m.privacy_column == "certified")
+        for name in section["release"]["methods"]:
+            if name not in certified:
+                raise ConfigError(f"audit.release.methods: {name!r} is not a certified method of the common task; "
+                                  f"one of {certified}")  # fmt: skip
 
     def methods_used(self, config: dict[str, Any]) -> list[str]:
         return sorted(common_task_methods())
@@ -151,9 +162,10 @@ class PrivacyAudit(Experiment):
         return {"parquet": pd.DataFrame(rows)}
 
     def entries(self, config: dict[str, Any]) -> list[str]:
-        """The audit's jobs: every auditable method and every mutant of ``audit.mutants`` (``<method>~<mutant>``:
-        a file name)."""
-        return sorted(auditable_methods()) + [entry.replace("/", "~") for entry in config["audit"]["mutants"]]
+        """The audit's jobs: every auditable method, every mutant of ``audit.mutants`` (``<method>~<mutant>``: a file
+        name) and every release of ``audit.release.methods`` (``<method>~release``)."""
+        return (sorted(auditable_methods()) + [entry.replace("/", "~") for entry in config["audit"]["mutants"]]
+                + [f"{name}~{RELEASE}" for name in config["audit"]["release"]["methods"]])  # fmt: skip
 
     @staticmethod
     def entry_method(entry: str) -> str:
@@ -166,6 +178,11 @@ class PrivacyAudit(Experiment):
         section, entry = job.params.cfg["audit"], job.wildcards.entry
         auditable = auditable_methods()
         of, _, broken = entry.partition("~")
+        if broken == RELEASE:
+            release = section["release"]
+            task = {**section["task"], "n": release["n"]}
+            return {"parquet": release_table(of, common_task_methods()[of], section["epsilons"], section["delta"],
+                                             release["draws"], section["seed"], task)}  # fmt: skip
         if of not in auditable:
             raise ConfigError(f"audit: {of!r} exposes no view; auditable: {sorted(auditable)}")
         name, method = (f"{of}/{broken}", mutant(auditable[of], broken)) if broken else (of, auditable[of])

@@ -46,7 +46,7 @@ from ddppm.common_task.base import (
 from ddppm.common_task.budget import gdp_mu
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
-from ddppm.privacy.mechanisms import symmetric_gaussian
+from ddppm.privacy.mechanisms import gaussian_release, symmetric_release
 
 GAP_SHARE = 0.1
 """The share of μ² spent on the eigengap's lower bound (ours: the paper assumes the gap known)."""
@@ -83,10 +83,10 @@ def _sensitivity(gap: float, task: CommonTask, params: dict[str, Any]) -> float:
 
 def private_projector(task: CommonTask, params: dict[str, Any], rng: np.random.Generator) -> tuple[float, np.ndarray]:
     """One run: the gap's private lower bound t and the noisy projector (module docs), from one generator."""
-    gap = top_gap(task.gram, task.k) + float(params["gap_sigma"]) * rng.standard_normal()
+    gap = float(gaussian_release(top_gap(task.gram, task.k), float(params["gap_sigma"]), rng))
     lower = gap - float(params["gap_sigma"]) * float(params["gap_quantile"])
     scale = float(params["multiplier"]) * _sensitivity(lower, task, params)
-    return lower, projector(task.gram, task.k) + symmetric_gaussian(task.d, scale, rng)
+    return lower, symmetric_release(projector(task.gram, task.k), scale, rng)
 
 
 @register
@@ -96,6 +96,7 @@ class CaiXiaZhaPCA(RegisteredMethod, CommonTaskMethod):
     style: ClassVar[dict[str, Any]] = {"color": "#e7ba52", "marker": "*", "linestyle": "-"}
     task = COMMON_TASK
     trust_model = "central"
+    secure_noise = True
     source = "Cai, Xia & Zha 2024 (arXiv:2401.03820); gap test ours"
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:

@@ -22,7 +22,7 @@ from ddppm.common_task.adjacency import release_sensitivity
 from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, single_release, top_k, upper_triangle
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
-from ddppm.privacy.mechanisms import symmetric_gaussian
+from ddppm.privacy.mechanisms import symmetric_gaussian, symmetric_release
 
 
 @register
@@ -32,6 +32,7 @@ class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
     style: ClassVar[dict[str, Any]] = {"color": "#bcbd22", "marker": "d", "linestyle": "--"}
     task = COMMON_TASK
     trust_model = "local"
+    secure_noise = True
     source = "standard (Imtiaz & Sarwate 2018, §III)"
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
@@ -42,7 +43,7 @@ class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
     ) -> np.ndarray:
         sigma = float(calibrated.params["sigma"])
         local = [task.local_gram(j) for j in range(task.m)]
-        sums = np.stack([sum(G + symmetric_gaussian(task.d, sigma, rng) for G in local) for rng in rngs])
+        sums = np.stack([sum(symmetric_release(G, sigma, rng) for G in local) for rng in rngs])
         return top_k(sums, task.k)
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:

@@ -43,6 +43,7 @@ from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, Ga
 from ddppm.common_task.budget import gdp_mu
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
+from ddppm.privacy.mechanisms import gaussian_release
 
 RADIUS_SHARE = 0.1
 """The share of μ² spent on the radius histogram."""
@@ -142,10 +143,11 @@ def dp_pca_transcript(X: np.ndarray, params: dict[str, Any], rngs: Sequence[np.r
         rows = X[orders[:, t]]
         p, distances = batch_distances(rows, w, centre)
         counts = distance_histogram(distances)
-        counts += sigma_h * np.stack([rng.standard_normal(len(RADIUS_BINS)) for rng in rngs])
+        counts = np.stack([gaussian_release(counts[r], sigma_h, rng) for r, rng in enumerate(rngs)])
         radius = private_radius(counts, allowed)
         sums = clipped_sum(rows, p, distances, centre, radius)
-        sums += (2.0 * radius * nu)[:, None] * np.stack([rng.standard_normal(d) for rng in rngs])
+        stds = 2.0 * radius * nu
+        sums = np.stack([gaussian_release(sums[r], stds[r], rng) for r, rng in enumerate(rngs)])
         for key, value in zip(out, (w, centre, counts, radius, sums), strict=True):
             out[key].append(value)
         w = oja_step(w, sums / B, t + 1)
@@ -168,6 +170,7 @@ class DPPCA(RegisteredMethod, CommonTaskMethod):
     style: ClassVar[dict[str, Any]] = {"color": "#9467bd", "marker": "h", "linestyle": "-"}
     task = COMMON_TASK
     trust_model = "central"
+    secure_noise = True
     source = "Liu, Kong, Jain & Oh 2022 (arXiv:2205.13709); mean estimator ours"
     max_rank: ClassVar[int | None] = 1
 

@@ -36,7 +36,7 @@ from ddppm.common_task.adjacency import release_sensitivity
 from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, GaussianRelease, certified, upper_triangle
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
-from ddppm.privacy.mechanisms import symmetric_gaussian
+from ddppm.privacy.mechanisms import symmetric_release
 
 
 def mod_sulq_beta(eps: float, delta: float, d: int, n: int) -> float:
@@ -78,7 +78,7 @@ def merge_tree(leaves: Sequence[np.ndarray], r: int) -> np.ndarray:
 def node_releases(task: CommonTask, beta_sums: Sequence[float], rng: np.random.Generator) -> list[np.ndarray]:
     """Every node's MOD-SuLQ release ``Â_j = X_jᵀX_j/n_j + N_j``, node by node from one generator (``beta_sums``:
     ``n_j β_j``, the noise on ``X_jᵀX_j``)."""
-    return [(task.local_gram(j) + symmetric_gaussian(task.d, float(beta_sums[j]), rng)) / len(task.parts[j])
+    return [symmetric_release(task.local_gram(j), float(beta_sums[j]), rng) / len(task.parts[j])
             for j in range(task.m)]  # fmt: skip
 
 
@@ -89,6 +89,7 @@ class FederatedPCA(RegisteredMethod, CommonTaskMethod):
     style: ClassVar[dict[str, Any]] = {"color": "#637939", "marker": "P", "linestyle": "-"}
     task = COMMON_TASK
     trust_model = "local"
+    secure_noise = True
     source = "Grammenos et al. 2020 (NeurIPS), MOD-SuLQ of Chaudhuri et al. 2013"
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:

@@ -25,7 +25,12 @@ from ddppm.common_task.task import CommonTask
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.methods.base import Method, gaussian_mechanism_params, register
-from ddppm.privacy.mechanisms import analytic_gaussian_sigma, classic_gaussian_sigma
+from ddppm.privacy.mechanisms import (
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_release,
+    is_release_noise,
+)
 
 
 def ldp_errors(
@@ -50,6 +55,7 @@ class _GaussianLDP(Method, CommonTaskMethod):
     adjacency (2 for ``replace_one``); the estimate is the top-k eigenvectors of the noisy rows' Gram matrix."""
 
     source: ClassVar[str] = "the journal's baseline (§IV-A)"
+    secure_noise: ClassVar[bool] = True
 
     # Each agent releases its own rows plus Gaussian noise: sensitivity 1 for every neighbour, whoever observes.
     delta_holds_for_every_threat_model = True
@@ -83,11 +89,11 @@ class _GaussianLDP(Method, CommonTaskMethod):
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
         sigma = float(calibrated.params["sigma"])
-        if task.n >= 2 * task.d:  # the Gram of the noisy rows drawn in law, O(d³) per run (noisy_gram)
+        if task.n >= 2 * task.d and not is_release_noise(rngs):  # the noisy rows' Gram drawn in law, O(d³) (noisy_gram)
             R = task.row_factor
             grams = np.stack([noisy_gram(R, task.n, sigma, rng) for rng in rngs])
-        else:
-            noisy = np.stack([task.X + sigma * rng.standard_normal(task.X.shape) for rng in rngs])
+        else:  # every record's own release (a release draws these: no law stands in for the records' noise)
+            noisy = np.stack([gaussian_release(task.X, sigma, rng) for rng in rngs])
             grams = np.einsum("rnd,rne->rde", noisy, noisy)
         return top_k(grams, task.k)
 

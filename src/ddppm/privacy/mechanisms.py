@@ -6,6 +6,8 @@ A Gaussian mechanism releases ``f(X) + N(0, σ² I)`` for a query of L2 sensitiv
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
@@ -81,6 +83,39 @@ def analytic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) 
     if abs(gap(log_sigma)) > 1e-6:  # the two terms of δ no longer differ in double precision
         raise unreachable
     return float(np.exp(log_sigma))
+
+
+def gaussian_release(value: Any, std: float, rng: Any) -> np.ndarray:
+    """``value + N(0, std² I)``: the one place where a Gaussian mechanism's noise meets its value.
+
+    With a numpy generator (the bench, ``noise="simulation"``) this is ``value + std · rng.standard_normal``, drawn
+    as the methods always drew it. A release noise source (:class:`ddppm.release.noise.SecureNoise`: anything with a
+    ``gaussian_release(value, std)`` method) adds noise from a sampler built for release instead (floating-point
+    Gaussians leak through their low bits, Mironov 2012; docs/privacy.md, "Noise for a release")."""
+    release = getattr(rng, "gaussian_release", None)
+    if release is not None:
+        return np.asarray(release(value, float(std)), float)
+    value = np.asarray(value, float)
+    return value + std * rng.standard_normal(value.shape)
+
+
+def is_release_noise(rngs: Any) -> bool:
+    """Whether ``rngs`` (one noise source, or a sequence of them) draw a release's noise rather than a simulation's:
+    a method that draws a release in law (a Gram matrix of noisy rows, say) must then draw each release itself."""
+    sources = rngs if isinstance(rngs, list | tuple) else [rngs]
+    return any(getattr(rng, "gaussian_release", None) is not None for rng in sources)
+
+
+def symmetric_release(A: np.ndarray, std: float, rng: Any) -> np.ndarray:
+    """``A + E`` for symmetric ``A`` (n × n), ``E`` as :func:`symmetric_gaussian`: the upper triangle (diagonal
+    included) released with noise, mirrored below (post-processing); :func:`gaussian_release` decides the sampler."""
+    if getattr(rng, "gaussian_release", None) is None:
+        return A + symmetric_gaussian(A.shape[0], std, rng)
+    upper = np.triu_indices(A.shape[0])
+    released = np.empty_like(A, dtype=float)
+    released[upper] = gaussian_release(A[upper], std, rng)
+    released[upper[1], upper[0]] = released[upper]
+    return released
 
 
 def symmetric_gaussian(n: int, std: float, rng: np.random.Generator) -> np.ndarray:

@@ -23,7 +23,7 @@ from ddppm.experiments import ppm as experiment
 from ddppm.methods import available_methods
 from ddppm.methods.ppm import PRIVATE_SUBSPACE, DenseOperator, PrivacySpec, initial_blocks
 from ddppm.methods.ppm import privacy as pv
-from ddppm.methods.ppm.algorithms import noisy_release, private_power_method, symmetric_gaussian
+from ddppm.methods.ppm.algorithms import noisy_release, private_power_method
 from ddppm.methods.ppm.linalg import cholesky_qr, orthonormalize
 from ddppm.methods.ppm.sensitivity import (
     first_step_sensitivities,
@@ -35,7 +35,7 @@ from ddppm.methods.ppm.sensitivity import (
     sensitivity,
 )
 from ddppm.plotting import ppm as ppm_plots
-from ddppm.privacy.mechanisms import analytic_gaussian_delta
+from ddppm.privacy.mechanisms import analytic_gaussian_delta, symmetric_gaussian
 
 DELTA = 1e-4
 A_LOG = np.log(1 / DELTA)

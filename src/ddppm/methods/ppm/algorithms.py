@@ -29,7 +29,7 @@ import numpy as np
 from scipy.linalg import eigh
 
 from ddppm.methods.ppm.linalg import orthonormalize
-from ddppm.privacy.mechanisms import symmetric_gaussian
+from ddppm.privacy.mechanisms import gaussian_release, symmetric_release
 
 NOISE_MODELS: tuple[str, ...] = ("central", "secure_aggregation", "local")
 """Who adds the noise of one power iteration: the curator (Alg. 1), every client with ν = σ/√s behind secure
@@ -150,11 +150,11 @@ def noisy_release(
         for c in range(operator.clients):
             Y += apply_client(operator, c, X)
             for r, rng in enumerate(noise_rngs):
-                Y[r] += (scale[r] * per_client) * rng.standard_normal((n, p))
+                Y[r] = gaussian_release(Y[r], scale[r] * per_client, rng)
         return Y
     Y = product if product is not None else apply(operator, X)
-    noise = np.stack([rng.standard_normal((n, p)) for rng in noise_rngs])
-    return Y + (scale * aggregate)[:, None, None] * noise
+    stds = scale * aggregate
+    return np.stack([gaussian_release(Y[r], stds[r], rng) for r, rng in enumerate(noise_rngs)])
 
 
 def private_power_method(
@@ -219,8 +219,8 @@ def private_power_method(
 def analyze_gauss(
     A: np.ndarray, rank: int, sigma: float, sensitivity: float, noise_rngs: Sequence[np.random.Generator]
 ) -> np.ndarray:
-    """AnalyzeGauss: top-``rank`` eigenvectors of ``A + E`` per run, E symmetric with entries
-    ``N(0, (Δσ)²)`` (:func:`symmetric_gaussian`); shape ``(runs, n, rank)``, eigenvalues descending.
+    """AnalyzeGauss: top-``rank`` eigenvectors of ``A + E`` per run, E symmetric with entries ``N(0, (Δσ)²)``
+    (:func:`~ddppm.privacy.mechanisms.symmetric_release`); shape ``(runs, n, rank)``, eigenvalues descending.
 
     C. Dwork, K. Talwar, A. Thakurta and L. Zhang, "Analyze Gauss: optimal bounds for privacy-preserving
     principal component analysis", STOC 2014. One release of the upper triangle of A (sensitivity Δ).
@@ -228,6 +228,6 @@ def analyze_gauss(
     n = A.shape[0]
     out = np.empty((len(noise_rngs), n, rank))
     for r, rng in enumerate(noise_rngs):
-        _, vectors = eigh(A + symmetric_gaussian(n, sensitivity * sigma, rng), subset_by_index=[n - rank, n - 1])
+        _, vectors = eigh(symmetric_release(A, sensitivity * sigma, rng), subset_by_index=[n - rank, n - 1])
         out[r] = vectors[:, ::-1]
     return out

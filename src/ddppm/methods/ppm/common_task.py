@@ -50,6 +50,8 @@ def _streams(rngs: Sequence[np.random.Generator]) -> tuple[list[np.random.Genera
 class PowerMethodOnCommonTask(CommonTaskMethod):
     """A noisy power method of this family on the common task (mixed into :class:`~.methods.PowerMethod`)."""
 
+    secure_noise: ClassVar[bool] = True
+
     noise_model: ClassVar[str]
     runs_common_task: ClassVar[bool] = False
     """True for the one method of its noise model that runs the common task (the others coincide with it there)."""
@@ -145,6 +147,7 @@ class AnalyzeGaussOnCommonTask(CommonTaskMethod):
     (sensitivity √2 under ``replace_one``) and takes the top-k eigenvectors."""
 
     source: ClassVar[str] = "Dwork et al. 2014"
+    secure_noise: ClassVar[bool] = True
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         delta = release_sensitivity("upper_triangle", options["adjacency"])

@@ -1,0 +1,115 @@
+"""``ddppm fit``: a private PCA of a CSV file, for users who do not program (docs/release.md).
+
+``ddppm fit data.csv --bounds bounds.yaml --k 2 --eps 1 --delta 1e-5 --trust central --out release.json`` reads
+the named CSV (a header row, one record per row, numeric columns; ``--parties COLUMN`` names the column saying which
+party holds each row) and the bounds file (YAML: ``source``, optional ``kind``, and ``features``, either one
+``[lower, upper]`` per column in order or a mapping from column name to ``[lower, upper]``; or ``all_features``;
+or ``row_norm`` with ``--no-standardize``). It writes one JSON file, atomically: the components, the private
+mean and scale, the columns, and the certificate. Every check runs before any noise is drawn; on bad input
+nothing is written and the error names the argument to fix. The count of clipped values goes to the terminal
+only: it is a statistic of the records, not part of the release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ddppm.common_task.run import TRUST_LEVELS
+from ddppm.core.errors import ConfigError, DataError, DDPPMError
+from ddppm.core.io import atomic_write
+from ddppm.release.estimator import PrivatePCA
+
+
+def read_records(path: Path, parties_column: str | None) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """The CSV's numeric records and, with ``parties_column``, each row's party label."""
+    if not path.is_file():
+        raise DataError(f"data: {path} is not a file")
+    frame = pd.read_csv(path)
+    parties = None
+    if parties_column is not None:
+        if parties_column not in frame.columns:
+            raise ConfigError(f"--parties: no column {parties_column!r} in {path.name}; its columns are "
+                              f"{list(frame.columns)}")  # fmt: skip
+        parties = frame.pop(parties_column).to_numpy()
+    text = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if text:
+        raise DataError(f"data: the columns {text} of {path.name} are not numeric; drop them, encode them as numbers "
+                        "with declared bounds, or name a party column with --parties")  # fmt: skip
+    values = frame.to_numpy(dtype=float)
+    if not np.all(np.isfinite(values)):
+        bad = [str(c) for c in frame.columns if not np.all(np.isfinite(frame[c].to_numpy(dtype=float)))]
+        raise DataError(f"data: the columns {bad} of {path.name} hold empty, NaN or infinite values; a private PCA "
+                        "needs every value (impute them with public rules first)")  # fmt: skip
+    return frame, parties
+
+
+def read_bounds(path: Path, columns: list[str]) -> dict[str, Any]:
+    """The bounds file as the estimator's mapping, ``features`` put in the columns' order."""
+    if not path.is_file():
+        raise ConfigError(f"--bounds: {path} is not a file")
+    entry = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(entry, dict):
+        raise ConfigError(f"--bounds: {path.name} must be a mapping with `source` and `features` (docs/release.md)")
+    features = entry.get("features")
+    if isinstance(features, dict):
+        missing = [c for c in columns if c not in features]
+        extra = [str(c) for c in features if c not in columns]
+        if missing or extra:
+            raise ConfigError(f"--bounds: {path.name}'s features must name every column once: missing {missing}, "
+                              f"unknown {extra}")  # fmt: skip
+        entry = {**entry, "features": [features[c] for c in columns]}
+    return entry
+
+
+def add_command(commands: Any) -> None:
+    """The ``fit`` subcommand's arguments (:func:`ddppm.cli.main`)."""
+    fit = commands.add_parser("fit", help="release a private PCA of a CSV file (reads only that file)")
+    fit.add_argument("data", type=Path, help="CSV file: a header row, one record per row, numeric columns")
+    fit.add_argument("--bounds", type=Path, required=True, help="YAML file of public per-feature bounds")
+    fit.add_argument("--k", type=int, required=True, help="principal directions to release")
+    fit.add_argument("--eps", type=float, required=True, help="ε of the whole release")
+    fit.add_argument("--delta", type=float, required=True, help="δ of the whole release (below 1/n)")
+    fit.add_argument("--trust", choices=TRUST_LEVELS, default="central", help="whom the record holders trust")
+    fit.add_argument("--method", default="auto", help="a method name, or auto (chosen from public parameters)")
+    fit.add_argument("--parties", metavar="COLUMN", help="the column naming each row's party (omit: one curator)")
+    fit.add_argument("--center-only", action="store_true", help="centre privately, do not scale")
+    fit.add_argument("--no-standardize", action="store_true", help="neither centre nor scale (second moment)")
+    fit.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    fit.set_defaults(run=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Fit, write the release; 2 with a message on bad input (nothing written)."""
+    try:
+        frame, parties = read_records(args.data, args.parties)
+        columns = [str(c) for c in frame.columns]
+        standardize: bool | str = False if args.no_standardize else ("center" if args.center_only else True)
+        model = PrivatePCA(args.k, args.eps, args.delta, read_bounds(args.bounds, columns), trust=args.trust,
+                           method=args.method, standardize=standardize)  # fmt: skip
+        model.fit(frame.to_numpy(dtype=float), parties=parties)
+    except DDPPMError as error:
+        print(f"ddppm fit: {error}", file=sys.stderr)
+        return 2
+    release = {
+        "columns": columns,
+        "components": model.components_.tolist(),
+        "mean": model.mean_.tolist(),
+        "scale": model.scale_.tolist(),
+        "privacy": model.privacy_.to_dict(),
+    }
+    with atomic_write(args.out) as tmp:
+        tmp.write_text(json.dumps(release, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    certificate = model.privacy_
+    print(f"released {certificate.k} direction(s) of {certificate.d} features by {certificate.method} "
+          f"({certificate.trust} trust) at ε = {certificate.epsilon:g}, δ = {certificate.delta:.3g} → {args.out}")
+    print(f"for your eyes only, not released: {model.n_clipped_} value(s) fell outside the bounds and were clipped",
+          file=sys.stderr)
+    return 0
