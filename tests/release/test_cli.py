@@ -21,6 +21,7 @@ from ddppm.data.public_prep import public_bounds
 @pytest.fixture
 def wine_files(tmp_path: Path) -> tuple[Path, Path]:
     wine = load_wine(as_frame=True).frame.drop(columns="target")
+    wine.loc[7, "alcohol"] = 17.5  # above the declared 8-16 % vol: one value clipped
     wine["hospital"] = np.arange(len(wine)) % 3
     data = tmp_path / "wine.csv"
     wine.to_csv(data, index=False)
@@ -56,7 +57,7 @@ def test_fit_writes_the_release(wine_files, tmp_path: Path, monkeypatch: pytest.
     privacy = release["privacy"]
     assert privacy["delta"] <= 1e-5 and privacy["parties"] == 3 and privacy["scope"] == "raw_records"
     assert privacy["check"]["agrees"] and "secure" in privacy["noise"]
-    assert "clipped" in capsys.readouterr().err  # for the data holder only, not in the file
+    assert "1 value(s) fell outside" in capsys.readouterr().err  # for the data holder only, not in the file
     assert "clipped" not in out.read_text()
     foreign = [f for f in opened if f.endswith((".csv", ".yaml", ".json", ".parquet"))
                and Path(f).resolve() not in {data.resolve(), bounds.resolve()}]  # fmt: skip
@@ -78,6 +79,32 @@ def test_bad_files_write_nothing(wine_files, tmp_path: Path, capsys, edit, match
                  "--parties", "hospital", "--method", "analyze_gauss", "--out", str(out)])  # fmt: skip
     assert code == 2 and not out.exists()
     assert match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("write", "match"),
+    [
+        (lambda data, bounds: data.write_text(data.read_text().splitlines()[0] + "\n"), "has no records"),
+        (lambda data, bounds: data.write_text("\n".join(data.read_text().splitlines()[:2]) + "\n"), "bad input"),
+        (lambda data, bounds: bounds.write_text("source: [unclosed\n"), "not valid YAML"),
+        (lambda data, bounds: bounds.write_text("source: units\nrow_norm: -1\n"), "row_norm: -1 must be a positive"),
+    ],
+)
+def test_malformed_files_end_in_a_message_not_a_traceback(wine_files, tmp_path: Path, capsys, write, match) -> None:
+    data, bounds = wine_files
+    write(data, bounds)
+    out = tmp_path / "r.json"
+    code = main(["fit", str(data), "--bounds", str(bounds), "--k", "1", "--eps", "1", "--delta", "1e-5",
+                 "--parties", "hospital", "--method", "analyze_gauss", "--out", str(out)])  # fmt: skip
+    assert code == 2 and not out.exists()
+    assert match in capsys.readouterr().err
+
+
+def test_center_only_and_no_standardize_exclude_each_other(wine_files, tmp_path: Path) -> None:
+    data, bounds = wine_files
+    with pytest.raises(SystemExit):
+        main(["fit", str(data), "--bounds", str(bounds), "--k", "1", "--eps", "1", "--delta", "1e-5",
+              "--center-only", "--no-standardize", "--out", str(tmp_path / "r.json")])  # fmt: skip
 
 
 def test_a_bounds_file_missing_a_column_is_named(wine_files, tmp_path: Path, capsys) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from ddppm import PrivatePCA
 from ddppm.release import noise as release_noise
+from ddppm.release.estimator import ClippingWarning
 
 X = np.random.default_rng(0).uniform(0, 10, (200, 4))
 BOUNDS = {"source": "test: the instrument reads 0 to 10", "features": [[0, 10]] * 4}
@@ -60,9 +61,33 @@ def _with(value, row=3, column=1):
         (lambda: _fit(standardize="yes"), "standardize: 'yes'"),
         (lambda: _fit(parties=np.arange(5)), "parties: give one label per row"),
         (lambda: _fit(random_state=np.random.default_rng(0)), "random_state: .* integer or None"),
+        (lambda: _fit(standardize=False, bounds={"source": "units", "row_norm": -1}), "row_norm: -1 must be a pos"),
+        (lambda: _fit(standardize=False, bounds={"source": "units", "row_norm": "far"}), "row_norm: 'far' must be"),
+        (lambda: _fit(bounds={"source": "units", "features": {"a": [0, 1]}}), "features: give a list"),
+        (lambda: _fit(bounds={"source": "units", "features": [[0, 10], [0], [0, 10], [0, 10]]}),
+         r"features: give one \[lower, upper\] pair of numbers per feature"),
+        (lambda: _fit(parties=np.where(np.arange(200) == 5, np.nan, 1.0)), "1 row.* have no party label"),
+        (lambda: _fit(method_options={"iterations": 0}), "method_options.iterations: 0 must be a positive"),
+        (lambda: _fit(method_options={"iterations": 2.7}), "method_options.iterations: 2.7 must be a positive"),
+        (lambda: _fit(method_options={"topology": "moebius"}), "method_options.topology: 'moebius'"),
         (lambda: _fit(method_options={"adjacency": "distance_one"}), "method_options: .*adjacency.* cannot be set"),
     ],
 )
 def test_bad_input_is_refused_before_any_noise(case, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         case()
+
+
+def test_clipping_is_a_warning_to_the_holder_and_not_kept_on_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # this one fits: noise is drawn
+    data = _with(12.0, row=3, column=1)
+    data[9, 2] = -1.0  # two values outside the declared 0..10
+    with pytest.warns(ClippingWarning, match="^2 value"):
+        model = _fit(data, noise="simulation")
+    assert not any("clip" in name for name in vars(model))
+
+
+def test_numpy_booleans_read_as_booleans(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()
+    model = _fit(standardize=np.True_, noise="simulation", random_state=0)
+    assert len(model.privacy_.releases) > 1  # the private standardisation ran

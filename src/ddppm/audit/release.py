@@ -41,7 +41,7 @@ def witness_records(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def release_views(X: np.ndarray, parts: tuple[np.ndarray, ...], name: str, method: object, eps: float, delta: float,
+def release_views(X: np.ndarray, parts: tuple[np.ndarray, ...], method: object, eps: float, delta: float,
                   seeds: range) -> np.ndarray:  # fmt: skip
     """One flattened view per seed: ``mean_``, ``scale_`` and the upper triangle of ``V̂V̂ᵀ`` of a release."""
     bounds = declared_bounds({"source": "the audit's witness box", "all_features": [0.0, 1.0]}, X.shape[1], True)
@@ -65,12 +65,12 @@ def audit_release(name: str, method: object, eps: float, delta: float, draws: in
     train = max(draws // 4, 100)
     sides = witness_records(n, d, seed)
     first = 10**6 * (seed + 1)  # the views' seeds: training, then counted, disjoint per side
-    trained = [release_views(X, parts, name, method, run_at, delta, range(first + side * 10**5,
+    trained = [release_views(X, parts, method, run_at, delta, range(first + side * 10**5,
                                                                          first + side * 10**5 + train))
                for side, X in enumerate(sides)]  # fmt: skip
     direction = fisher_direction(trained[0], trained[1])
     start = first + 2 * 10**5
-    scores = [release_views(X, parts, name, method, run_at, delta,
+    scores = [release_views(X, parts, method, run_at, delta,
                             range(start + side * 10**5, start + side * 10**5 + 2 * draws)) @ direction
               for side, X in enumerate(sides)]  # fmt: skip
     result = audit_scores(scores[0], scores[1], delta)

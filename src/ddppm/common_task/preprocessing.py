@@ -49,7 +49,7 @@ from ddppm.common_task.range_finding import (
     round_sigma,
     to_box,
 )
-from ddppm.core.arrays import row_norms
+from ddppm.core.arrays import column_squares, row_norms
 from ddppm.core.errors import ConfigError, PrivacyError
 from ddppm.privacy.mechanisms import gaussian_release
 
@@ -172,15 +172,15 @@ def release_statistics(
     mean_hat = gaussian_release(Z.sum(axis=0), spread * noise.sigma_sum, rng) / n
     if not plan.scale:
         return Released(mean_hat, None)
-    squares_hat = gaussian_release((Z**2).sum(axis=0), spread * noise.sigma_squares, rng) / n
+    squares_hat = gaussian_release(column_squares(Z), spread * noise.sigma_squares, rng) / n
     floor = plan.variance_floor * spread * noise.sigma_squares / n
     return Released(mean_hat, np.maximum(squares_hat - mean_hat**2, floor))
 
 
-def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan) -> np.ndarray:
+def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan, overwrite: bool = False) -> np.ndarray:
     """Each row centred at the released mean (and divided by the released standard deviations and by c√d), then
-    clipped to the unit ball: row i depends on row i and the releases only."""
-    rows = np.asarray(Z, float) - released.mean
+    clipped to the unit ball: row i depends on row i and the releases only. ``overwrite``: in ``Z``'s own memory."""
+    rows = np.subtract(np.asarray(Z, float), released.mean, out=Z if overwrite else None)
     if released.variance is not None:  # in place below: the same operations, without the temporaries
         rows /= np.sqrt(released.variance)
         rows /= plan.row_scale * np.sqrt(rows.shape[1])
@@ -199,15 +199,17 @@ class PrivateBox:
 
 
 def private_statistics(
-    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
-) -> tuple[np.ndarray, Released, PrivateBox | None]:
+    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator,
+    overwrite: bool = False,
+) -> tuple[np.ndarray, Released, PrivateBox | None]:  # fmt: skip
     """Every release of the preprocessing, in the order drawn: the private box when its rounds run
     (``range_shrinking``), then :func:`release_statistics` on the rows re-prepared in it. Returns those rows, the
-    released statistics and the box (None when no round ran)."""
+    released statistics and the box (None when no round ran). ``overwrite``: re-prepare in ``Z``'s own memory (a
+    release, which holds ``Z`` once; the bench shares it between draws)."""
     box = None
     if noise.range_rounds:
         box = PrivateBox(*private_intervals(Z, plan.range, noise.sigma_range, noise.parties, noise.range_rounds, rng))
-        Z = to_box(Z, box.lower, box.upper)
+        Z = to_box(Z, box.lower, box.upper, overwrite=overwrite)
     return Z, release_statistics(Z, noise, plan, rng), box
 
 

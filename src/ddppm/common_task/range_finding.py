@@ -150,12 +150,12 @@ def private_intervals(
     return lower, upper
 
 
-def to_box(Z: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+def to_box(Z: np.ndarray, lower: np.ndarray, upper: np.ndarray, overwrite: bool = False) -> np.ndarray:
     """Each coordinate clipped to its interval and mapped affinely onto [−1, 1]/√d: row i depends on row i and the
-    intervals only."""
+    intervals only. ``overwrite``: in ``Z``'s own memory (a caller that holds no other reference to it)."""
     d = Z.shape[1]
     centre, half_width = (lower + upper) / 2, (upper - lower) / 2
-    rows = clip_columns(Z, lower, upper)
+    rows = clip_columns(Z, lower, upper, out=Z if overwrite else None)
     rows -= centre  # in place: the same operations as (clip − c)/h/√d, without the temporaries
     rows /= half_width
     rows /= np.sqrt(d)

@@ -9,10 +9,11 @@ BLOCK_ROWS = 8192
 """Rows per block (a few MB at d = 100: in cache)."""
 
 
-def clip_columns(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """``np.clip(X, lower, upper)`` for per-column bounds with ``lower ≤ upper`` (a new array): as max then min,
-    which numpy runs several times faster than ``clip`` with array bounds; equal for every non-NaN value."""
-    clipped = np.maximum(X, lower)
+def clip_columns(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.clip(X, lower, upper)`` for per-column bounds with ``lower ≤ upper`` (a new array, or ``out``, which may
+    be ``X``): as max then min, which numpy runs several times faster than ``clip`` with array bounds; equal for
+    every non-NaN value."""
+    clipped = np.maximum(X, lower, out=out)
     np.minimum(clipped, upper, out=clipped)
     return clipped
 
@@ -23,3 +24,12 @@ def row_norms(X: np.ndarray) -> np.ndarray:
     for start in range(0, X.shape[0], BLOCK_ROWS):
         norms[start : start + BLOCK_ROWS] = np.linalg.norm(X[start : start + BLOCK_ROWS], axis=1)
     return norms
+
+
+def column_squares(X: np.ndarray) -> np.ndarray:
+    """``(X**2).sum(axis=0)`` without the n × d temporary. For two or more columns numpy sums each column row by row
+    in both forms, so the bits agree (tested; a single column is summed pairwise by ``sum``, so it takes that form)."""
+    X = np.asarray(X, float)
+    if X.ndim != 2 or X.shape[1] < 2:
+        return (X**2).sum(axis=0)
+    return np.einsum("ij,ij->j", X, X)

@@ -6,6 +6,7 @@ A Gaussian mechanism releases ``f(X) + N(0, σ² I)`` for a query of L2 sensitiv
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -102,7 +103,7 @@ def gaussian_release(value: Any, std: float, rng: Any) -> np.ndarray:
 def is_release_noise(rngs: Any) -> bool:
     """Whether ``rngs`` (one noise source, or a sequence of them) draw a release's noise rather than a simulation's:
     a method that draws a release in law (a Gram matrix of noisy rows, say) must then draw each release itself."""
-    sources = rngs if isinstance(rngs, list | tuple) else [rngs]
+    sources = list(rngs) if isinstance(rngs, Sequence) else [rngs]
     return any(getattr(rng, "gaussian_release", None) is not None for rng in sources)
 
 

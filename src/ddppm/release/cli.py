@@ -7,7 +7,7 @@ party holds each row) and the bounds file (YAML: ``source``, optional ``kind``, 
 or ``row_norm`` with ``--no-standardize``). It writes one JSON file, atomically: the components, the private
 mean and scale, the columns, and the certificate. Every check runs before any noise is drawn; on bad input
 nothing is written and the error names the argument to fix. The count of clipped values goes to the terminal
-only: it is a statistic of the records, not part of the release.
+only (the estimator's :class:`~ddppm.release.estimator.ClippingWarning`): a statistic of the records, not released.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ import yaml
 from ddppm.common_task.run import TRUST_LEVELS
 from ddppm.core.errors import ConfigError, DataError, DDPPMError
 from ddppm.core.io import atomic_write
-from ddppm.release.estimator import PrivatePCA
+from ddppm.release.estimator import ClippingWarning, PrivatePCA
 
 
 def read_records(path: Path, parties_column: str | None) -> tuple[pd.DataFrame, np.ndarray | None]:
@@ -33,6 +34,8 @@ def read_records(path: Path, parties_column: str | None) -> tuple[pd.DataFrame, 
     if not path.is_file():
         raise DataError(f"data: {path} is not a file")
     frame = pd.read_csv(path)
+    if frame.empty:
+        raise DataError(f"data: {path.name} has no records (a header row, then one record per row)")
     parties = None
     if parties_column is not None:
         if parties_column not in frame.columns:
@@ -55,7 +58,10 @@ def read_bounds(path: Path, columns: list[str]) -> dict[str, Any]:
     """The bounds file as the estimator's mapping, ``features`` put in the columns' order."""
     if not path.is_file():
         raise ConfigError(f"--bounds: {path} is not a file")
-    entry = yaml.safe_load(path.read_text()) or {}
+    try:
+        entry = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as error:
+        raise ConfigError(f"--bounds: {path.name} is not valid YAML ({error})") from None
     if not isinstance(entry, dict):
         raise ConfigError(f"--bounds: {path.name} must be a mapping with `source` and `features` (docs/release.md)")
     features = entry.get("features")
@@ -80,8 +86,9 @@ def add_command(commands: Any) -> None:
     fit.add_argument("--trust", choices=TRUST_LEVELS, default="central", help="whom the record holders trust")
     fit.add_argument("--method", default="auto", help="a method name, or auto (chosen from public parameters)")
     fit.add_argument("--parties", metavar="COLUMN", help="the column naming each row's party (omit: one curator)")
-    fit.add_argument("--center-only", action="store_true", help="centre privately, do not scale")
-    fit.add_argument("--no-standardize", action="store_true", help="neither centre nor scale (second moment)")
+    preparation = fit.add_mutually_exclusive_group()
+    preparation.add_argument("--center-only", action="store_true", help="centre privately, do not scale")
+    preparation.add_argument("--no-standardize", action="store_true", help="neither centre nor scale (second moment)")
     fit.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     fit.set_defaults(run=run_command)
 
@@ -94,9 +101,15 @@ def run_command(args: argparse.Namespace) -> int:
         standardize: bool | str = False if args.no_standardize else ("center" if args.center_only else True)
         model = PrivatePCA(args.k, args.eps, args.delta, read_bounds(args.bounds, columns), trust=args.trust,
                            method=args.method, standardize=standardize)  # fmt: skip
-        model.fit(frame.to_numpy(dtype=float), parties=parties)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ClippingWarning)
+            model.fit(frame.to_numpy(dtype=float), parties=parties)
     except DDPPMError as error:
         print(f"ddppm fit: {error}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as error:  # a check that has no message of ours yet: still no traceback
+        print(f"ddppm fit: bad input ({type(error).__name__}: {error}); check the data file and --bounds",
+              file=sys.stderr)
         return 2
     release = {
         "columns": columns,
@@ -110,6 +123,7 @@ def run_command(args: argparse.Namespace) -> int:
     certificate = model.privacy_
     print(f"released {certificate.k} direction(s) of {certificate.d} features by {certificate.method} "
           f"({certificate.trust} trust) at ε = {certificate.epsilon:g}, δ = {certificate.delta:.3g} → {args.out}")
-    print(f"for your eyes only, not released: {model.n_clipped_} value(s) fell outside the bounds and were clipped",
-          file=sys.stderr)
+    for warning in caught:
+        if issubclass(warning.category, ClippingWarning):
+            print(f"note: {warning.message}", file=sys.stderr)
     return 0

@@ -11,12 +11,14 @@ bench's run 0 for seed ``s`` (tested); with ``noise="secure"`` every Gaussian co
 (:mod:`ddppm.release.noise`).
 
 Released: ``components_`` (k × d, the top-k directions of the privately standardised records), ``mean_`` and
-``scale_`` (in the records' units: the private mean and standard deviations, or the public scale where a step was
-not private), and ``privacy_``. No eigenvalue or explained variance is released (none is private here).
+``scale_`` (in the records' units: the private mean and standard deviations; centring only, the scale of the
+private box, or of the declared bounds where no box ran), and ``privacy_``. No eigenvalue or explained variance
+is released (none is private here).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -35,7 +37,7 @@ from ddppm.common_task.raw_records import STREAM, RawRecords, calibrate_end_to_e
 from ddppm.common_task.run import TRUST_LEVELS, TRUST_ORDER
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import ConfigError, PrivacyError
-from ddppm.core.network import mixing_matrix
+from ddppm.core.network import TOPOLOGIES, mixing_matrix
 from ddppm.core.seeds import run_generators
 from ddppm.data.public_prep import prepare_public
 from ddppm.methods import common_task_methods
@@ -58,12 +60,19 @@ from ddppm.release.inputs import (
     declared_bounds,
     party_parts,
     stacked_parties,
+    standardize_choice,
 )
 from ddppm.release.noise import SecureNoise
 
 METHOD_OPTIONS: dict[str, Any] = {"adjacency": "replace_one", "iterations": 10, "topology": "ring", "consensus": 10}
 """The methods' options (the bench's and the advisor's defaults): L power iterations, the parties' gossip network
 and its rounds per iteration (gossip methods only)."""
+
+
+class ClippingWarning(UserWarning):
+    """Values fell outside the declared bounds and were clipped (their count is for the data holder only)."""
+
+
 SECURE_MARGIN = 1e-6
 """With secure noise each method is calibrated to δ·(1 − this), so that the certificate's δ, computed afresh from
 every release, is at most the target despite the calibrations' root-finding tolerance."""
@@ -81,7 +90,8 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
     bounds : mapping or PublicBounds
         Public per-feature bounds with their ``source`` (``features``: one ``[lower, upper]`` per feature;
         ``all_features``; or, with ``standardize=False``, ``row_norm``). Required: bounds from the records themselves
-        would leak them. Values outside are clipped (``n_clipped_``).
+        would leak them. Values outside are clipped; a :class:`ClippingWarning` says how many, to the data holder
+        only (the count is not stored on the model, which users pickle and share).
     trust : {"central", "secure_aggregation", "local"}
         Whom the record holders trust: a curator, an aggregator that sees only sums, or no one.
     method : str
@@ -116,25 +126,26 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         """Release the private PCA of ``X`` (n × d raw records, or a list of the parties' arrays).
 
         ``parties``: one party label per row (each party computes only on its own rows); None: one curator holds
-        every row. Every check runs before any noise is drawn.
+        every row. Every check of the inputs runs before any noise is drawn.
         """
         if isinstance(X, list | tuple) and X and all(np.ndim(block) == 2 for block in X) and parties is None:
             X, parties = stacked_parties(X)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         n, d = X.shape
-        check_choices(self.standardize, self.noise, self.random_state)
+        standardize = standardize_choice(self.standardize)
+        check_choices(standardize, self.noise, self.random_state)
         k = check_rank(self.n_components, d)
         eps, delta = check_budget(self.epsilon, self.delta, n)
         if self.trust not in TRUST_LEVELS:
             raise ConfigError(f"trust: {self.trust!r} must be one of {TRUST_LEVELS}")
         parts = party_parts(n, parties)
-        bounds = declared_bounds(self.bounds, d, self.standardize)
+        bounds = declared_bounds(self.bounds, d, standardize)
         options = method_options(self.method_options)
         name, choice = self._choose(n, d, len(parts), eps, delta, k)
         method = self._checked_method(name, k)
-        records = parties_records(X, parts, bounds, self.standardize, options)
+        records = parties_records(X, parts, bounds, standardize, options)
         seed = int(np.random.SeedSequence().entropy % 2**63) if self.random_state is None else self.random_state
-        fitted = draw_release(records, method, k, eps, delta, options, self.standardize, self.noise, seed)
+        fitted = draw_release(records, method, k, eps, delta, options, standardize, self.noise, seed)
         certificate = self._certificate(method, choice, len(parts), n, d, k, eps, delta, bounds, **fitted["privacy"])
         tolerance = 1.0 if self.noise == "secure" else 1 + 1e-9  # the bench's calibrations meet δ to 1e-9
         if not certificate.delta <= delta * tolerance:
@@ -143,8 +154,12 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         self.components_ = np.ascontiguousarray(fitted["V"].T)
         self.mean_, self.scale_ = fitted["mean"], fitted["scale"]
         self.n_components_ = k
-        self.n_clipped_ = clipped_count(X, bounds, self.standardize)
         self.privacy_ = certificate
+        clipped = clipped_count(X, bounds, standardize)
+        if clipped:
+            warnings.warn(f"{clipped} value(s) fell outside the declared bounds and were clipped (a count of your "
+                          "records, for your eyes only: not released, not covered by ε)", ClippingWarning,
+                          stacklevel=2)  # fmt: skip
         return self
 
     def transform(self, X: Any) -> np.ndarray:
@@ -167,7 +182,7 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
 
         allowed = [name for name, m in common_task_methods().items()
                    if m.privacy_column == "certified" and (self.noise != "secure" or m.secure_noise)]  # fmt: skip
-        looseness = None if self.standardize is False else 2.0
+        looseness = None if standardize_choice(self.standardize) is False else 2.0
         members, facts = advise(n, d, parties, eps, delta, self.trust, k, looseness=looseness, methods=allowed)
         best = str(members.sort_values("error_mean").iloc[0]["method"])
         return best, (f"auto: ddppm advise's simulation at the public parameters (n={n}, d={d}, parties={parties}, "
@@ -233,8 +248,8 @@ def draw_release(records: RawRecords, method: Any, k: int, eps: float, delta: fl
         plan = PreprocessingPlan(scale=standardize is True)
         release_noise = preprocessing_noise(plan, split_budget(eps, limit, plan.share).mu_pre, d,
                                             records.party_count(party), n)  # fmt: skip
-        boxed, released, box = private_statistics(Z, release_noise, plan, pre_rng)
-        rows = standardise_rows(boxed, released, plan)
+        boxed, released, box = private_statistics(Z, release_noise, plan, pre_rng, overwrite=True)  # Z is ours
+        rows = standardise_rows(boxed, released, plan, overwrite=True)
         offset, unit = _raw_units(records.bounds, box, d)
         mean = offset + unit * released.mean
         scale = unit * (np.sqrt(released.variance) if released.variance is not None else 1.0)
@@ -251,7 +266,15 @@ def method_options(overrides: dict[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"method_options: {unknown} cannot be set; only iterations, topology and consensus "
                           "(the adjacency is replace_one, what the certificate states)")  # fmt: skip
-    return {**METHOD_OPTIONS, **(overrides or {})}
+    options = {**METHOD_OPTIONS, **(overrides or {})}
+    for key in ("iterations", "consensus"):
+        value = options[key]
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ConfigError(f"method_options.{key}: {value!r} must be a positive integer")
+    if options["topology"] not in TOPOLOGIES or options["topology"] == "paper_ring":
+        raise ConfigError(f"method_options.topology: {options['topology']!r} must be one of "
+                          f"{[t for t in TOPOLOGIES if t != 'paper_ring']}")  # fmt: skip
+    return options
 
 
 def parties_records(X: np.ndarray, parts: tuple[np.ndarray, ...], bounds: Any, standardize: bool | str,

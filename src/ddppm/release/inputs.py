@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ddppm.core.arrays import BLOCK_ROWS, clip_columns, row_norms
 from ddppm.core.errors import ConfigError, DataError, PrivacyError
@@ -39,6 +40,8 @@ def declared_bounds(bounds: Any, d: int, standardize: bool | str) -> PublicBound
     if not isinstance(bounds, Mapping):
         raise ConfigError(f"bounds: expected a mapping or PublicBounds, got {type(bounds).__name__}; {BOUNDS_HELP}")
     entry = {"kind": "declared", **bounds}
+    if "row_norm" in entry:
+        entry["row_norm"] = _positive(entry["row_norm"], "bounds.row_norm")
     if not str(entry.get("source", "")).strip():
         raise ConfigError(f"bounds.source: say where the bounds come from; {BOUNDS_HELP}")
     if entry["kind"] not in SOURCE_KINDS:
@@ -49,14 +52,37 @@ def declared_bounds(bounds: Any, d: int, standardize: bool | str) -> PublicBound
         if standardize is not False:
             raise ConfigError("bounds.row_norm alone bounds no feature, so it cannot be standardised: give per-feature"
                               " bounds (`features`), or fit with standardize=False")  # fmt: skip
-        radius = float(entry["row_norm"])
-        entry["all_features"] = [-radius, radius] if np.isfinite(radius) and radius > 0 else [0.0, 0.0]
+        entry["all_features"] = [-entry["row_norm"], entry["row_norm"]]
+    if isinstance(entry.get("features"), Mapping):
+        raise ConfigError("bounds.features: give a list of [lower, upper] in the columns' order (a mapping by column "
+                          "name is for `ddppm fit`'s bounds file, which knows the columns)")  # fmt: skip
+    for key in ("features", "all_features"):
+        if key in entry:
+            pairs = entry[key] if key == "features" else [entry[key]]
+            try:
+                shaped = np.asarray(pairs, dtype=float)
+            except (TypeError, ValueError):
+                shaped = np.empty((0, 0))
+            if shaped.ndim != 2 or shaped.shape[1] != 2:
+                what = "one [lower, upper] pair of numbers" + (" per feature" if key == "features" else "")
+                raise ConfigError(f"bounds.{key}: give {what}, got {entry[key]!r}")
     if "features" in entry:
         count = len(entry["features"])
         if count != d:
             raise ConfigError(f"bounds.features: {count} pairs for {d} features; give one [lower, upper] per feature, "
                               "in the columns' order")  # fmt: skip
     return bounds_from_entry(entry, d, "bounds")
+
+
+def _positive(value: Any, key: str) -> float:
+    """``value`` as a positive finite number, or a :class:`ConfigError` naming ``key``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not (np.isfinite(number) and number > 0):
+        raise ConfigError(f"{key}: {value!r} must be a positive number")
+    return number
 
 
 def party_parts(n: int, parties: Any) -> tuple[np.ndarray, ...]:
@@ -67,6 +93,11 @@ def party_parts(n: int, parties: Any) -> tuple[np.ndarray, ...]:
     labels = np.asarray(parties)
     if labels.ndim != 1 or labels.size != n:
         raise DataError(f"parties: give one label per row ({n} rows), got shape {labels.shape}")
+    missing = pd.isna(labels)
+    if missing.any():
+        raise DataError(f"parties: {int(missing.sum())} row(s) have no party label (first: row "
+                        f"{int(np.argmax(missing))}); give every row its party")  # fmt: skip
+    labels = labels.astype(str) if labels.dtype == object else labels
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     order = np.argsort(first)
     return tuple(np.flatnonzero(inverse == group) for group in order)
@@ -108,6 +139,13 @@ def check_rank(n_components: Any, d: int) -> int:
         raise ConfigError(f"n_components: k = {n_components} must satisfy 1 <= k < d, the features (n_features = {d}; "
                           "k = d is the whole space: nothing to estimate)")  # fmt: skip
     return int(n_components)
+
+
+def standardize_choice(standardize: Any) -> bool | str:
+    """``standardize`` as one of :data:`STANDARDIZE` (numpy booleans read as booleans)."""
+    if isinstance(standardize, np.bool_):
+        return bool(standardize)
+    return standardize
 
 
 def check_choices(standardize: Any, noise: Any, random_state: Any = None) -> None:
