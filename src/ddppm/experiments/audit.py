@@ -22,7 +22,6 @@ from ddppm.accounting.rows import params_from_row
 from ddppm.audit.bounds import resolvable_delta_gap
 from ddppm.audit.gossip import audit_gossip
 from ddppm.audit.mutants import MUTANTS, SPECIFIC, mutant
-from ddppm.audit.release import release_table
 from ddppm.audit.run import audit_table
 from ddppm.common_task.base import CommonTaskMethod
 from ddppm.core.errors import ConfigError
@@ -179,6 +178,10 @@ class PrivacyAudit(Experiment):
         auditable = auditable_methods()
         of, _, broken = entry.partition("~")
         if broken == RELEASE:
+            # Imported here: the release pulls in scikit-learn, which every other job of every experiment (they all
+            # load this registry) would otherwise pay for at start-up.
+            from ddppm.audit.release import release_table
+
             release = section["release"]
             task = {**section["task"], "n": release["n"]}
             return {"parquet": release_table(of, common_task_methods()[of], section["epsilons"], section["delta"],
