@@ -333,3 +333,11 @@ def test_assignment_errors():
         parts_from_assignment(np.array([0, 1, 2]), 2)
     with pytest.raises(ConfigError, match="no rows"):
         parts_from_assignment(np.array([0, 0, 2]), 3)
+
+
+def test_the_parties_network_is_the_topology_from_three_parties_on() -> None:
+    from ddppm.core.network import mixing_matrix, parties_mixing_matrix
+
+    np.testing.assert_array_equal(parties_mixing_matrix(1), np.ones((1, 1)))
+    np.testing.assert_array_equal(parties_mixing_matrix(2, "ring"), mixing_matrix("complete", 2))
+    np.testing.assert_array_equal(parties_mixing_matrix(5, "ring"), mixing_matrix("ring", 5))

@@ -485,3 +485,11 @@ def gossip(W: np.ndarray, Z: np.ndarray, c: int) -> np.ndarray:
 
 
 # Partitions live in ddppm.core.partition; re-exported here for convenience.
+
+
+def parties_mixing_matrix(m: int, topology: str = "ring", *, seed: int | None = None) -> np.ndarray:
+    """The gossip network of m parties: :func:`mixing_matrix` of ``topology``, the complete graph for two parties
+    (a ring of two is not one), and the 1 × 1 identity for one."""
+    if m == 1:
+        return np.ones((1, 1))
+    return mixing_matrix(topology if m > 2 else "complete", m, seed=seed)

@@ -73,6 +73,13 @@ class PublicBounds:
     def d(self) -> int:
         return int(self.lower.size)
 
+    @property
+    def row_scale(self) -> float:
+        """R of the route without centring: the declared row-norm bound, or the norm of the box's farthest corner."""
+        if self.row_norm is not None:
+            return float(self.row_norm)
+        return float(np.linalg.norm(np.maximum(np.abs(self.lower), np.abs(self.upper))))
+
 
 def _declared() -> dict[str, Any]:
     return {name: spec.public_bounds for name, spec in dataset_specs().items() if spec.public_bounds}
@@ -156,8 +163,7 @@ def prepare_public(X: np.ndarray, bounds: PublicBounds, normalization: str = "st
         raise ConfigError(f"public_bounds: {bounds.d} features declared, the data has shape {X.shape}")
     clipped = clip_columns(X, bounds.lower, bounds.upper)
     if normalization == "scale":
-        corner = np.maximum(np.abs(bounds.lower), np.abs(bounds.upper))
-        rows = clipped / (bounds.row_norm if bounds.row_norm is not None else float(np.linalg.norm(corner)))
+        rows = clipped / bounds.row_scale
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1.0)
     centre = (bounds.lower + bounds.upper) / 2
     half_width = (bounds.upper - bounds.lower) / 2

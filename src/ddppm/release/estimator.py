@@ -37,7 +37,7 @@ from ddppm.common_task.raw_records import STREAM, RawRecords, calibrate_end_to_e
 from ddppm.common_task.run import TRUST_LEVELS, TRUST_ORDER
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import ConfigError, PrivacyError
-from ddppm.core.network import TOPOLOGIES, mixing_matrix
+from ddppm.core.network import TOPOLOGIES, parties_mixing_matrix
 from ddppm.core.seeds import run_generators
 from ddppm.data.public_prep import prepare_public
 from ddppm.methods import common_task_methods
@@ -243,7 +243,7 @@ def draw_release(records: RawRecords, method: Any, k: int, eps: float, delta: fl
     Z = prepare_public(records.X, records.bounds, records.normalization)
     release_noise = None
     if party == "none":  # not centred: rows are the records over the public row-norm bound
-        rows, mean, scale = Z, np.zeros(d), np.full(d, _row_scale(records.bounds))
+        rows, mean, scale = Z, np.zeros(d), np.full(d, records.bounds.row_scale)
     else:
         plan = PreprocessingPlan(scale=standardize is True)
         release_noise = preprocessing_noise(plan, split_budget(eps, limit, plan.share).mu_pre, d,
@@ -281,17 +281,9 @@ def parties_records(X: np.ndarray, parts: tuple[np.ndarray, ...], bounds: Any, s
                     options: dict[str, Any]) -> RawRecords:  # fmt: skip
     """The parties' raw records as the bench holds them: their rows, their gossip network (``options["topology"]``,
     the complete graph for two, none for one) and its rounds, the bounds, and what the analyst does."""
-    m = len(parts)
-    W = np.ones((1, 1)) if m == 1 else mixing_matrix(options["topology"] if m > 2 else "complete", m, seed=0)
+    W = parties_mixing_matrix(len(parts), options["topology"], seed=0)
     normalization = "scale" if standardize is False else "standardize"
     return RawRecords(X, parts, W, int(options["consensus"]), bounds, normalization)
-
-
-def _row_scale(bounds: Any) -> float:
-    """R of the public preparation without centring: the declared row-norm bound, or the box's farthest corner."""
-    if bounds.row_norm is not None:
-        return float(bounds.row_norm)
-    return float(np.linalg.norm(np.maximum(np.abs(bounds.lower), np.abs(bounds.upper))))
 
 
 def _raw_units(bounds: Any, box: Any, d: int) -> tuple[np.ndarray, np.ndarray]:

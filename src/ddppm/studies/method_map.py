@@ -39,7 +39,7 @@ from ddppm.common_task.preprocessing import PreprocessingPlan
 from ddppm.common_task.raw_records import PREPROCESSING_ONLY, RawRecords, raw_records_runs
 from ddppm.common_task.run import rankings, run_methods
 from ddppm.common_task.task import CommonTask
-from ddppm.core.network import mixing_matrix
+from ddppm.core.network import parties_mixing_matrix
 from ddppm.core.partition import partition_rows
 from ddppm.core.seeds import seed_sequence
 from ddppm.data.public_prep import PublicBounds
@@ -105,11 +105,7 @@ def spiked_task(shape: Shape, seed: int, draw: int, topology: str = "ring", cons
     rounds per iteration over ``topology`` (the complete graph for m ≤ 2)."""
     X = spiked_rows(shape, seed, draw)
     parts = tuple(np.asarray(p) for p in partition_rows(shape.n, shape.m, seed=seed))
-    if shape.m == 1:
-        W = np.ones((1, 1))
-    else:
-        W = mixing_matrix(topology if shape.m > 2 else "complete", shape.m, seed=seed)
-    task = CommonTask(X, parts, shape.k, W, int(consensus))
+    task = CommonTask(X, parts, shape.k, parties_mixing_matrix(shape.m, topology, seed=seed), int(consensus))
     # The in-law LDP draws need some R with RᵀR = XᵀX; a Cholesky factor of the Gram costs O(d³) where the task's
     # own QR of X costs O(nd²) (most of a draw's time at n = 10⁵). The noisy Gram's law depends on R only through
     # RᵀR, so the runs' law is unchanged (the pipeline's tasks keep their QR factor and their numbers).
