@@ -73,7 +73,8 @@ def audit_figure(table: pd.DataFrame, delta: float) -> Figure:
     draws = int(audited["draws"].min())
     fig.suptitle(f"Privacy audit: lower bound on ε measured on each method as implemented against its claim\n"
                  f"(δ = {delta:g}; the observer of each trust model, whole view; witness pair; ≥ {draws:,} counted "
-                 "draws per side; names with '/' are deliberately broken mutants)", fontsize=9)  # fmt: skip
+                 "draws per side;\nnames with '/' are deliberately broken mutants; '(release)': what a fit of raw "
+                 "records releases)", fontsize=9)  # fmt: skip
     handles = [Patch(color="#4c72b0", label="consistent (bound ≤ claim: evidence, not proof)"),
                Patch(color="#d62728", label="violated (bound > claim)"),
                Line2D([], [], color="black", ls=":", label="the claimed ε")]  # fmt: skip
