@@ -5,8 +5,12 @@
     python benchmarks/bench_pipeline.py default --workdir .   # in this checkout (its results/ must not exist)
 
 It prints the wall time, the number of jobs and the cores, and writes them to benchmarks/timings.yaml (with the
-date, the commit and the machine's core count). ``python -m ddppm.pipeline.readme`` then writes the sentence the
-README and docs/pipeline.md show from that file, and ``--check`` fails when they disagree with it.
+date, the commit and the machine's core count), with what explains the wall time, read from Snakemake's log of
+the run: the summed job time (each job from its start to its finish line, 1 s resolution), the summed start-up
+(per job, the start of a fresh interpreter running its script's top-level imports, benchmarks/bench_startup.py,
+measured once per script after the run) and the ten rules with the most summed job time (jobs, seconds).
+``python -m ddppm.pipeline.readme`` then writes the sentences the README and docs/pipeline.md show from that file,
+and ``--check`` fails when they disagree with it.
 """
 
 from __future__ import annotations
@@ -25,10 +29,70 @@ import yaml
 
 from ddppm.testing import copy_checkout
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_startup, beside this file
+
 ROOT = Path(__file__).resolve().parents[1]
 TIMINGS = ROOT / "benchmarks" / "timings.yaml"
 CONFIGS = {"tiny": ["--configfile", "tests/config/tiny.yaml"], "default": []}
 RESULTS = {"tiny": "results-tiny", "default": "results"}
+
+
+STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+RULE = re.compile(r"^(?:rule|checkpoint) (\w+):", re.MULTILINE)
+SCRIPT = re.compile(r"^    script:\s*\n\s*\"([^\"]+)\"", re.MULTILINE)
+
+
+def job_seconds(log: str) -> list[tuple[str, float]]:
+    """(rule, seconds) of every job of a Snakemake log: from the time stamp above its ``rule``/``localrule`` line
+    to the one above its ``Finished jobid`` line."""
+    now, started, pending, jobs = None, {}, None, []
+    for line in log.splitlines():
+        if match := STAMP.match(line.strip()):
+            now = datetime.datetime.strptime(match.group(1), "%a %b %d %H:%M:%S %Y")
+        elif line.startswith(("rule ", "localrule ")) and line.rstrip().endswith(":"):
+            pending = (line.split()[1].rstrip(":"), now)
+        elif pending and line.strip().startswith("jobid:"):
+            started[line.split(":")[1].strip()] = pending
+            pending = None
+        elif match := re.match(r"Finished jobid: (\d+) \(Rule: (\w+)\)", line.strip()):
+            rule, start = started.pop(match.group(1), (match.group(2), now))
+            jobs.append((rule, (now - start).total_seconds() if now and start else 0.0))
+    return jobs
+
+
+def rule_scripts(workdir: Path) -> dict[str, Path]:
+    """The script each rule runs (``script:``), from the rule files."""
+    found = {}
+    for path in [workdir / "Snakefile", *sorted((workdir / "workflow" / "rules").rglob("*.smk"))]:
+        text = path.read_text(encoding="utf-8")
+        heads = list(RULE.finditer(text))
+        for head, following in zip(heads, [*heads[1:], None], strict=False):
+            script = SCRIPT.search(text, head.end(), following.start() if following else len(text))
+            if script:
+                found[head.group(1)] = (path.parent / script.group(1)).resolve()
+    return found
+
+
+def explained(log: str, workdir: Path) -> dict[str, object]:
+    """Summed job time, summed start-up and the ten costliest rules of a run's log."""
+    from bench_startup import median_times, top_level_imports
+
+    jobs = job_seconds(log)
+    per_rule: dict[str, list[float]] = {}
+    for rule, seconds in jobs:
+        per_rule.setdefault(rule, []).append(seconds)
+    scripts = rule_scripts(workdir)
+    starts = {}
+    for rule in per_rule:
+        if rule in scripts and scripts[rule].is_file():
+            code = "; ".join(top_level_imports(scripts[rule])) or "pass"
+            starts[rule] = median_times(code, 3)[0]
+    costliest = sorted(per_rule.items(), key=lambda item: -sum(item[1]))[:10]
+    return {
+        "summed_job_seconds": round(sum(s for _, s in jobs), 1),
+        "summed_startup_seconds": round(sum(starts.get(r, 0.0) * len(s) for r, s in per_rule.items()), 1),
+        "costliest_rules": {rule: {"jobs": len(s), "seconds": round(sum(s), 1)} for rule, s in costliest},
+    }
 
 
 def run(config: str, workdir: Path, cores: int) -> dict[str, object]:
@@ -56,6 +120,7 @@ def run(config: str, workdir: Path, cores: int) -> dict[str, object]:
         "machine_cores": os.cpu_count(),
         "date": datetime.date.today().isoformat(),
         "commit": commit.stdout.strip() or None,
+        **explained(proc.stdout + proc.stderr, workdir),
     }
 
 
@@ -73,6 +138,9 @@ def main() -> None:
     TIMINGS.write_text(yaml.safe_dump(timings, sort_keys=True), encoding="utf-8")
     minutes, seconds = divmod(record["wall_seconds"], 60)
     print(f"{args.config}: {int(minutes)} min {seconds:.0f} s wall, {record['jobs']} jobs, {args.cores} cores")
+    print(f"summed job time {record['summed_job_seconds']} s, of which start-up ~{record['summed_startup_seconds']} s")
+    for rule, cost in record["costliest_rules"].items():
+        print(f"  {rule:32s} {cost['jobs']:4d} jobs {cost['seconds']:8.1f} s")
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def tiny_run(tmp_path_factory):
     deadline = time.time() + 300
     # Wait until some Monte-Carlo results are merged: then data, partition and at least one calibration have
     # finished while other jobs are still running.
-    while time.time() < deadline and proc.poll() is None and not list(runs.glob("*/*/eps~*.parquet")):
+    while time.time() < deadline and proc.poll() is None and not list(runs.glob("*/*.parquet")):
         time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()

@@ -383,8 +383,8 @@ def test_toy_workflow_runs_on_slurm(slurm_cluster, tmp_path, capsys):
 
 
 SLURM_TARGETS = (
-    f"{TINY_RESULTS}/runs/diabetes/ddppm/eps~5.parquet",
-    f"{TINY_RESULTS}/runs/diabetes/ddppm_certified/eps~5.parquet",
+    f"{TINY_RESULTS}/runs/diabetes/ddppm.parquet",
+    f"{TINY_RESULTS}/runs/diabetes/ddppm_certified.parquet",
     f"{TINY_RESULTS}/common/runs/standard/wine.parquet",
 )
 """What the pipeline test builds through Slurm: the journal method on a data set whose Monte Carlo and calibration

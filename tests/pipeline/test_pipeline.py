@@ -16,7 +16,13 @@ from ddppm.methods import PARAM_COLUMNS, available_methods, get_method
 from ddppm.methods.ddppm.params import param_rows
 from ddppm.methods.ddppm.steps import run_calibration, run_calibration_chunk
 from ddppm.pipeline.config import dataset_config, job_params
-from ddppm.pipeline.montecarlo import chunk_indices, montecarlo_runs, summarize_runs
+from ddppm.pipeline.montecarlo import (
+    chunk_indices,
+    montecarlo_runs,
+    montecarlo_table,
+    run_order,
+    summarize_runs,
+)
 from ddppm.pipeline.tables import SUMMARY_COLUMNS, summary_table
 from tests.conftest import REPO
 
@@ -93,6 +99,22 @@ def test_sharded_runs_equal_unsharded_bit_for_bit(toy_problem, param_tables, met
         merged = pd.concat(parts, ignore_index=True)
         pd.testing.assert_frame_equal(merged, whole, check_exact=True)
     assert whole["error"].notna().all() and whole["seed"].nunique() == 70
+
+
+@pytest.mark.parametrize("method", ["ddppm", "ldp"])
+def test_one_job_per_method_equals_one_job_per_eps(toy_problem, param_tables, method):
+    """Rule montecarlo's table (every ε in one job, or its shards gathered) holds, row for row and bit for bit, what
+    a job per ε computes: the seeds never depend on which job runs them."""
+    params = param_tables[method]
+    whole = montecarlo_table(toy_problem, method, params, np.arange(40), 11, "toy")
+    per_eps = run_order(
+        pd.concat([montecarlo_runs(toy_problem, method, e, params, np.arange(40), 11, "toy") for e in EPS])
+    )
+    pd.testing.assert_frame_equal(whole, per_eps, check_exact=True)
+    shards = [montecarlo_table(toy_problem, method, params, chunk_indices(40, 3, k), 11, "toy") for k in range(3)]
+    pd.testing.assert_frame_equal(run_order(pd.concat(shards, ignore_index=True)), whole, check_exact=True)
+    assert sorted(set(whole["eps"])) == sorted(EPS.tolist())
+    assert list(whole["eps"]) == sorted(whole["eps"]) and whole.groupby(["eps", "threat_model"]).size().eq(40).all()
 
 
 def test_seeds_depend_on_labels(toy_problem, param_tables):

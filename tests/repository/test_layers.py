@@ -92,9 +92,9 @@ def test_the_checks_see_function_local_imports_and_circles():
     assert any({"ddppm.core.errors", "ddppm.core.io"} <= set(c) for c in _circles(planted))
 
 
-TEST_ONLY_FOLDERS = {"repository", "workflow", "cluster", "config"}
+TEST_ONLY_FOLDERS = {"repository", "workflow", "cluster", "config", "benchmarks"}
 """Folders of ``tests/`` that mirror no package: whole-repository checks, end-to-end Snakemake runs, the real
-Slurm, the tiny configuration."""
+Slurm, the tiny configuration, the benchmark scripts' own logic (``benchmarks/``)."""
 
 
 def test_tests_mirror_the_source_tree() -> None:

@@ -1,5 +1,5 @@
 """Experiment ppm end to end on the tiny config: both figures, their tables, and reruns of exactly what a change
-affects (slow: runs Snakemake in a copy of the repository)."""
+affects (slow: the session's tiny run)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,18 @@ import yaml
 
 from ddppm.core.io import read_parquet
 from ddppm.methods.ppm import calibrate
-from tests.conftest import REPO, TINY, copy_repo, snakemake
+from tests.conftest import REPO, TINY, TINY_RESULTS, snakemake
 
 pytestmark = pytest.mark.slow
 TARGETS = ("ppm_fig1", "ppm_fig2")
 
 
 @pytest.fixture(scope="module")
-def ppm_run(tmp_path_factory):
-    work = copy_repo(tmp_path_factory.mktemp("ppm"))
-    results = work / "ppm-results"
-    args = ("--configfile", TINY, "--config", "experiments=[ppm]", f"results_dir={results}")
-    out = snakemake(work, *TARGETS, *args, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return work, results, args
+def ppm_run(tiny_run):
+    """The session's tiny run (it builds every experiment, this one included)."""
+    assert tiny_run["resumed"].returncode == 0, tiny_run["resumed"].stderr[-3000:]
+    work = tiny_run["work"]
+    return work, work / TINY_RESULTS, ("--configfile", TINY)
 
 
 def test_fig1_tables_hold_every_method_and_the_accounting(ppm_run):
@@ -73,8 +71,8 @@ def test_a_setting_reruns_exactly_the_jobs_that_read_it(ppm_run):
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr
     changed = yaml.safe_load((work / TINY).read_text())
     changed["ppm"]["bootstrap"]["resamples"] = 300
-    (work / "changed.yaml").write_text(yaml.safe_dump(changed))
-    out = snakemake(work, *TARGETS, "--configfile", "changed.yaml", *args[2:], "-n", "--rerun-triggers", "params")
+    (work / "ppm_changed.yaml").write_text(yaml.safe_dump(changed))
+    out = snakemake(work, *TARGETS, "--configfile", "ppm_changed.yaml", "-n", "--rerun-triggers", "params")
     lines = out.stdout.splitlines()
     jobs = {line.split("rule ", 1)[1].rstrip(":") for line in lines if line.startswith(("rule ", "localrule "))}
     assert jobs == {"ppm_summary", "ppm_figure_fig1", "ppm_fig1"}, out.stdout[-2000:]

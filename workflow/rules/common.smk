@@ -11,7 +11,7 @@ from ddppm.experiments.common import raw_records_params, searched_datasets
 from ddppm.methods import available_methods, calibrated_methods, get_method
 from ddppm.methods.peers import peer_uses
 from ddppm.pipeline.code import job_code_version
-from ddppm.pipeline.config import dataset_config, dataset_files, eps_label, job_params, known_datasets
+from ddppm.pipeline.config import dataset_config, dataset_files, job_params, known_datasets
 from ddppm.pipeline.config import other_results_hint
 from ddppm.pipeline.declared import Declared
 
@@ -41,7 +41,6 @@ for note in config_notes(config):  # what the config leaves out without an error
 
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
-EPS_LABELS = [eps_label(e) for e in config["epsilons"]]
 METHODS = list(config["montecarlo"]["methods"])
 CLOSED_FORM_METHODS = [m for m in METHODS if not get_method(m).calibrated]
 LOGS = f"{RESULTS}/logs"
@@ -133,6 +132,30 @@ def local_file(wildcards):
 
 def mc_chunks(dataset):
     return int(dataset_config(config, dataset)["montecarlo"]["chunks"])
+
+
+def montecarlo_inputs(wildcards):
+    """What the montecarlo jobs read: the problem and the parameter table, and the shards when there are several."""
+    chunks = mc_chunks(wildcards.dataset)
+    shards = f"{RESULTS}/runs/{wildcards.dataset}/{wildcards.method}/chunk~{{chunk}}-of-{chunks}.parquet"
+    return {
+        **{key: path.format(dataset=wildcards.dataset) for key, path in problem_files().items()},
+        "params": f"{RESULTS}/params/{wildcards.dataset}/{wildcards.method}.parquet",
+        "shards": expand(shards, chunk=range(chunks)) if chunks > 1 else [],
+    }
+
+
+def ddppm_calibration_inputs(wildcards):
+    """What the ddppm_calibrate jobs read (workflow/rules/methods/ddppm.smk): the problem, and, when the coarse
+    grid is sharded (calibration.chunks > 1), the shared neighbour search and the coarse shards; unsharded, the one
+    job does all three steps itself."""
+    chunks = int(dataset_config(config, wildcards.dataset)["methods"]["ddppm"]["calibration"]["chunks"])
+    folder = f"{RESULTS}/methods/ddppm/{wildcards.dataset}/{wildcards.threat_model}"
+    inputs = {key: path.format(dataset=wildcards.dataset) for key, path in problem_files().items()}
+    if chunks > 1:
+        inputs["prepared"] = f"{folder}/prepared.pickle"
+        inputs["coarse"] = expand(f"{folder}/coarse~{{chunk}}-of-{chunks}.parquet", chunk=range(chunks))
+    return inputs
 
 
 def summary_inputs(wildcards=None):

@@ -21,7 +21,8 @@ rule method_params:
 
 
 rule montecarlo_chunk:
-    """One chunk of the Monte-Carlo runs of one (dataset, method, ε), for every threat model.
+    """One chunk of the Monte-Carlo runs of one (dataset, method), at every ε and for every threat model: only when
+    `montecarlo.chunks` > 1 (a cluster); rule montecarlo gathers the chunks.
 
     The chunk count is in the file name, not in the params: re-sharding names new (temporary) files and
     leaves every finished merged result alone.
@@ -30,17 +31,17 @@ rule montecarlo_chunk:
         **problem_files(),
         params=f"{RESULTS}/params/{{dataset}}/{{method}}.parquet",
     output:
-        temp(f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}-of-{{chunks}}.parquet"),
+        temp(f"{RESULTS}/runs/{{dataset}}/{{method}}/chunk~{{chunk}}-of-{{chunks}}.parquet"),
     params:
         cfg=params_of("montecarlo.runs", "montecarlo.seed", "methods.{method}"),
         code=code_of("montecarlo_chunk.py", methods="wildcard"),
     log:
-        f"{LOGS}/montecarlo/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}-of-{{chunks}}.log",
+        f"{LOGS}/montecarlo/{{dataset}}/{{method}}/chunk~{{chunk}}-of-{{chunks}}.log",
     benchmark:
-        f"{BENCH}/montecarlo/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}-of-{{chunks}}.tsv"
+        f"{BENCH}/montecarlo/{{dataset}}/{{method}}/chunk~{{chunk}}-of-{{chunks}}.tsv"
     resources:
         mem_mb=2000,
-        runtime=30,
+        runtime=60,
     conda:
         "../envs/ddppm.yaml"
     script:
@@ -48,42 +49,33 @@ rule montecarlo_chunk:
 
 
 rule montecarlo:
-    """Merge the chunks of one (dataset, method, ε) in run order (bit-identical to one chunk)."""
+    """The Monte-Carlo runs of one (dataset, method) at every ε: computed by this one job when `montecarlo.chunks`
+    is 1 (one interpreter start for every ε), else gathered from the chunks in run order (bit-identical)."""
     input:
-        lambda wc: expand(
-            f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}/chunk~{{chunk}}-of-{{chunks}}.parquet",
-            dataset=wc.dataset,
-            method=wc.method,
-            eps=wc.eps,
-            chunk=range(mc_chunks(wc.dataset)),
-            chunks=mc_chunks(wc.dataset),
-        ),
+        unpack(montecarlo_inputs),
     output:
-        f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}.parquet",
+        f"{RESULTS}/runs/{{dataset}}/{{method}}.parquet",
     params:
-        # The chunks are temporary: the merge carries what they read, so a change reruns it and them.
+        # The chunks are temporary: this job carries what they read, so a change reruns it and them.
         cfg=params_of("montecarlo.runs", "montecarlo.seed", "methods.{method}"),
-        code=code_of("montecarlo_chunk.py", "montecarlo_merge.py", methods="wildcard"),
+        code=code_of("montecarlo_chunk.py", "montecarlo.py", methods="wildcard"),
     log:
-        f"{LOGS}/montecarlo_merge/{{dataset}}/{{method}}/eps~{{eps}}.log",
+        f"{LOGS}/montecarlo/{{dataset}}/{{method}}.log",
+    benchmark:
+        f"{BENCH}/montecarlo/{{dataset}}/{{method}}.tsv"
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=2000,
+        runtime=60,
     conda:
         "../envs/ddppm.yaml"
     script:
-        "../scripts/montecarlo_merge.py"
+        "../scripts/montecarlo.py"
 
 
 rule summarize_runs:
     """Mean error with its bands per (method, threat model, ε), for one dataset."""
     input:
-        lambda wc: expand(
-            f"{RESULTS}/runs/{{dataset}}/{{method}}/eps~{{eps}}.parquet",
-            dataset=wc.dataset,
-            method=METHODS,
-            eps=EPS_LABELS,
-        ),
+        lambda wc: expand(f"{RESULTS}/runs/{{dataset}}/{{method}}.parquet", dataset=wc.dataset, method=METHODS),
     output:
         f"{RESULTS}/tables/errors_{{dataset}}.parquet",
     params:
@@ -101,6 +93,5 @@ rule summarize_runs:
 
 
 localrules:
-    montecarlo,
     summarize_runs,
     method_params,

@@ -10,11 +10,16 @@ log = setup_logging(snakemake.log[0])
 cfg = snakemake.params.cfg
 wc = snakemake.wildcards
 problem = problem_from_files(snakemake.input.data, snakemake.input.partition, snakemake.input.network)
-coarse = pd.concat([read_parquet(path)[0] for path in snakemake.input.coarse], ignore_index=True)
 model = cfg["threat_models"][wc.threat_model]
 options = cfg["methods"]["ddppm"]
-state = read_pickle(snakemake.input.prepared)
-chosen, candidates, meta = run_calibration(problem, cfg["epsilons"], cfg["delta_limits"], options, model, coarse, state)
+eps, limits = cfg["epsilons"], cfg["delta_limits"]
+if "prepared" in snakemake.input.keys():  # sharded: the search and the coarse grid ran in their own jobs
+    state = read_pickle(snakemake.input.prepared)
+    coarse = pd.concat([read_parquet(path)[0] for path in snakemake.input.coarse], ignore_index=True)
+    chosen, candidates, meta = run_calibration(problem, eps, limits, options, model, coarse, state)
+else:  # unsharded: the neighbour search and the whole coarse grid here, one job (chooses the same, tested)
+    log.info("%s, threat model %s %s: neighbour search and the whole coarse grid", wc.dataset, wc.threat_model, model)
+    chosen, candidates, meta = run_calibration(problem, eps, limits, options, model)
 meta["config_hash"] = cfg["config_hash"]
 log.info(
     "%s, threat model %s: T*=%d, mu1=%.4g, mu2=%.4g, %d candidates",

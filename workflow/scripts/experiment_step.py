@@ -10,16 +10,22 @@ The step gets this job and returns what to write, by output name; this script wr
 * a string, or a list of lines, to a text output (a findings file: a title line, then one finding per line).
 """
 
+import sys
 from pathlib import Path
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from ddppm.core.io import write_parquet, write_text_atomic
 from ddppm.experiments import get_experiment
 from ddppm.pipeline.report import write_table_page
 from ddppm.pipeline.steps import setup_logging
-from ddppm.plotting.style import save_figure
+
+
+def is_figure(value: object) -> bool:
+    """A Matplotlib figure: only a step that made one has imported Matplotlib (a table's step never pays for it)."""
+    figure = sys.modules.get("matplotlib.figure")
+    return figure is not None and isinstance(value, figure.Figure)
+
 
 log = setup_logging(snakemake.log[0])
 experiment, step = snakemake.params.step.split(".")
@@ -38,7 +44,9 @@ for name, value in written.items():
         page = path[: -len(".csv")] + ".table.html"
         if page in outputs.values():
             write_table_page(path, page)
-    elif isinstance(value, Figure) and path.endswith(".png"):
+    elif is_figure(value) and path.endswith(".png"):
+        from ddppm.plotting.style import save_figure
+
         pdf = str(Path(path).with_suffix(".pdf"))
         if pdf not in outputs.values():
             raise ValueError(f"step {snakemake.params.step}: the figure {name} needs the output {pdf} beside {path}")

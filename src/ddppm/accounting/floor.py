@@ -38,7 +38,6 @@ from dataclasses import astuple, dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import erf
 
 from ddppm.accounting.neighbours import Neighbour, digest
 from ddppm.accounting.schema import floor_default
@@ -170,6 +169,8 @@ def _direct_hockey(beta: np.ndarray, eps: np.ndarray) -> np.ndarray:
     ``Pr(AU − BV < τ) = E_V erf(sqrt((τ + BV)/(2A))₊)``. Accurate to about 1e-3 where δ is not small; the
     difference cancels in the far tail, so this only ranks moves (the floor uses exact tails).
     """
+    from scipy.special import erf
+
     bp, bm = np.max(beta, axis=1), np.min(beta, axis=1)
     tau = np.log1p(bp) + np.log1p(bm) - 2 * eps[:, None]  # (E, N)
     v = _HERMITE_X**2

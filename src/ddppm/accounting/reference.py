@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar
 
 from ddppm.accounting.accountant import (
     AccountantSettings,
@@ -166,6 +165,8 @@ def log_tail(
     cov1: np.ndarray, cov2: np.ndarray, delta_mu: np.ndarray, eps: np.ndarray, sign: int, grid_points: int = GRID_POINTS
 ) -> np.ndarray:
     """``log inf_{s>0} exp(K(sign·s) − sε)`` (capped at 0) for each ε, for one realisation's ``Δμ``."""
+    from scipy.optimize import minimize_scalar
+
     logdet1, logdet2 = np.linalg.slogdet(cov1)[1], np.linalg.slogdet(cov2)[1]
     limit = domain_limit(cov1, cov2, sign)
     hi = limit if limit >= S_MAX else limit * (1 - 1e-6)

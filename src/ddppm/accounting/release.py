@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import block_diag
 
 from ddppm.core.errors import ConfigError
 from ddppm.core.problem import DistributedProblem
@@ -41,6 +40,8 @@ def release_matrices(problem: DistributedProblem, alpha: float, T: int) -> tuple
     ``P = [p^(1); …; p^(T)]`` (eq. 15). Block row ``t ≤ T`` of ``M`` is ``Dᵀ(X)(αΞ)^{t-1}``; the last
     block row is ``(αΞ)^T``.
     """
+    from scipy.linalg import block_diag
+
     n, md = problem.n, problem.m * problem.d
     Dt = block_diag(*[Xi.T for Xi in problem.blocks])
     A = alpha * problem.Xi
@@ -160,6 +161,8 @@ class ReducedReleaseModel:
     """
 
     def __init__(self, problem: DistributedProblem, alpha: float, T: int, bases: list[np.ndarray]) -> None:
+        from scipy.linalg import block_diag
+
         self.problem, self.alpha, self.T, self.bases = problem, alpha, T, bases
         self.b_sizes = np.array([B.shape[1] for B in bases])
         b, md = int(self.b_sizes.sum()), problem.m * problem.d

@@ -19,13 +19,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
 
 LEVEL = 0.95
 
 
 def clopper_pearson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
     """The two-sided Clopper–Pearson interval of a binomial proportion; each side has ``(1 − level)/2``."""
+    from scipy.stats import beta
+
     alpha = 1.0 - level
     lo = 0.0 if successes == 0 else float(beta.ppf(alpha / 2, successes, trials - successes + 1))
     hi = 1.0 if successes == trials else float(beta.ppf(1 - alpha / 2, successes + 1, trials - successes))

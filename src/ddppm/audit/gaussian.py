@@ -11,17 +11,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import norm
 
 
 def gaussian_delta(eps: float, mu: float) -> float:
     """The exact δ of the Gaussian mechanism with ``μ = Δ/σ`` at ``eps``."""
+    from scipy.stats import norm
+
     return float(norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * norm.cdf(-mu / 2 - eps / mu))
 
 
 def gaussian_epsilon(delta: float, mu: float) -> float:
     """The least ε with :func:`gaussian_delta` ≤ ``delta`` (0 when δ(0) is already below it)."""
+    from scipy.optimize import brentq
+
     if gaussian_delta(0.0, mu) <= delta:
         return 0.0
     upper = 1.0

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ddppm.common_task.certified import certified_delta, noise_multiplier
 from ddppm.core.errors import PrivacyError
@@ -64,6 +63,8 @@ def pure_and_gaussian_delta(eps_pure: float, mu: float, eps: float) -> float:
 def pure_method_eps(eps: float, delta: float, mu_pre: float) -> float:
     """The largest ε_m ≤ ε with :func:`pure_and_gaussian_delta` ``(ε_m, μ_pre, ε) ≤ δ``: the pure method's share
     of the target once the preprocessing has spent ``μ_pre``."""
+    from scipy.optimize import brentq
+
     def excess(eps_m: float) -> float:
         return pure_and_gaussian_delta(eps_m, mu_pre, eps) - delta
 

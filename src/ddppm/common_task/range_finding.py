@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from ddppm.core.arrays import clip_columns
 from ddppm.core.errors import ConfigError
@@ -87,6 +86,8 @@ def round_sigma(mu_range: float, d: int, rounds: int) -> float:
 
 def detection_threshold(plan: RangePlan, sigma: float, d: int, parties: int) -> float:
     """τ: a noisy count above it marks its bin occupied (about ``false_bins`` empty bins pass in all)."""
+    from scipy.stats import norm
+
     return float(norm.isf(plan.false_bins / (d * plan.bins)) * sigma * np.sqrt(parties))
 
 

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
 
 LEVEL = 0.95
 """The level of every interval."""
@@ -34,6 +33,8 @@ LEVEL = 0.95
 def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float, float]:
     """Mean of ``values`` and its two-sided Student-t interval (NaN bounds for fewer than two values; zero width
     when every value is equal)."""
+    from scipy.stats import t as student_t
+
     values = np.asarray(values, float)
     mean = float(values.mean()) if values.size else np.nan
     if values.size < 2:

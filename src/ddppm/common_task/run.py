@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
 
 from ddppm.common_task.base import estimates_rank
 from ddppm.common_task.ranking import Ranking, rank_methods
@@ -171,6 +170,8 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
 def mean_half_width(errors: np.ndarray, draws: np.ndarray | None = None) -> float:
     """Half the 95 % interval of the mean: normal over runs, or Student's t over the means of each draw's runs (the
     draws serve equal numbers of runs, so the mean of their means is the mean)."""
+    from scipy.stats import t as student_t
+
     if draws is not None and not pd.isna(draws).all():
         means = pd.Series(errors).groupby(np.asarray(draws)).mean().to_numpy()
         if means.size < 2:

@@ -32,14 +32,16 @@ connected undirected graph.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 
 from ddppm.core.errors import ConfigError, NetworkError
 from ddppm.core.partition import assignment_vector, partition_rows, parts_from_assignment  # noqa: F401 (re-exported)
 from ddppm.core.partition import check_agent_count as _check_m
+
+if TYPE_CHECKING:  # networkx and scipy.sparse are imported where used: most jobs read W from a file (issue 49)
+    import networkx as nx
 
 __all__ = [
     "TOPOLOGIES",
@@ -152,6 +154,8 @@ def build_graph(
         Unknown ``topology`` (key ``network.topology``), invalid ``m`` (key ``partition.m``) or invalid
         ``edge_prob`` (key ``network.edge_prob``).
     """
+    import networkx as nx
+
     if topology not in TOPOLOGIES:
         raise ConfigError(f"network.topology: unknown topology {topology!r}; valid values are {', '.join(TOPOLOGIES)}")
     m = _check_m(m)
@@ -347,6 +351,8 @@ def validate_mixing_matrix(W: np.ndarray, *, key: str = "network", atol: float =
                 f"{sums[k]:.12g}, not 1 ({int(np.sum(dev > atol))} of {m} {what}s off). Fix: {_MH_FIX}"
             )
     adj = (A > atol) & ~np.eye(m, dtype=bool)
+    from scipy.sparse.csgraph import connected_components
+
     n_comp, labels = connected_components(adj.astype(np.int8), directed=False)
     if n_comp > 1:
         comps = [np.flatnonzero(labels == c).tolist() for c in range(n_comp)]

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from scipy.linalg import block_diag
 
 from ddppm.core.errors import ConfigError, DataError
 from ddppm.core.network import validate_mixing_matrix
@@ -130,6 +129,8 @@ class DistributedProblem:
         """
         if self.dense_xi or self.n <= self.m * self.d:
             return np.linalg.eigvalsh(self.Xi)[::-1]
+        from scipy.linalg import block_diag
+
         roots = []
         for Xj in self.blocks:
             _, s, vt = np.linalg.svd(Xj, full_matrices=False)

@@ -181,14 +181,20 @@ def code_files(*roots: str | Path, uses: Uses = ()) -> list[Path]:
         if package is not None:
             for entry in chosen.get(package, package_entries(package)):
                 todo.extend(f for f in entry_files(entry) if f not in seen)
-        for module in _imports(path):
-            for name in [*_parents(module), module]:
-                if name == PACKAGE:
-                    continue
-                found = module_file(name)
-                if found is not None and found.resolve() not in seen:
-                    todo.append(found.resolve())
+        todo.extend(f for f in _imported_files(path) if f not in seen)
     return sorted(seen)
+
+
+@cache
+def _imported_files(path: Path) -> tuple[Path, ...]:
+    """The resolved source files of the ``ddppm`` modules the file at ``path`` imports, with the packages each
+    import runs (:func:`_parents`), once per process: a dry run asks for dozens of closures over the same files."""
+    found: dict[Path, None] = {}
+    for module in sorted(_imports(path)):
+        for name in [*_parents(module), module]:
+            if name != PACKAGE and (file := module_file(name)) is not None:
+                found[file.resolve()] = None
+    return tuple(found)
 
 
 @cache
@@ -199,8 +205,14 @@ def code_version(*roots: str | Path, uses: Uses = ()) -> str:
     digest = hashlib.sha256()
     for path in code_files(*roots, uses=uses):
         name = path.relative_to(PACKAGE_DIR) if path.is_relative_to(PACKAGE_DIR) else path.name
-        digest.update(str(name).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(name).encode() + b"\0" + _source(path) + b"\0")
     return digest.hexdigest()[:16]
+
+
+@cache
+def _source(path: Path) -> bytes:
+    """A source file's bytes, read once per process (dozens of job hashes share most files)."""
+    return path.read_bytes()
 
 
 def _version(distribution: str) -> str | None:

@@ -16,9 +16,8 @@ from __future__ import annotations
 import copy
 import difflib
 from collections.abc import Callable
+from functools import cache
 from typing import Any
-
-from jsonschema import Draft202012Validator, validators
 
 from ddppm.core.errors import ConfigError
 
@@ -58,6 +57,8 @@ def canonical(value: Any) -> Any:
 
 def _with_defaults(cls):
     """A validator class that also fills in each property's ``default`` (before descending into it)."""
+    from jsonschema import validators
+
     validate_properties = cls.VALIDATORS["properties"]
 
     def set_defaults(validator, properties, instance, schema):
@@ -70,8 +71,14 @@ def _with_defaults(cls):
     return validators.extend(cls, {"properties": set_defaults})
 
 
-DefaultingValidator = _with_defaults(Draft202012Validator)
-"""Draft 2020-12 validation that fills in every missing property's ``default`` in place."""
+@cache
+def validator_class(fill_defaults: bool = False):
+    """Draft 2020-12 validation; with ``fill_defaults``, one that fills in every missing property's ``default`` in
+    place. Built on first use: jsonschema is imported by the jobs that validate, not by every job (issue 49)."""
+    from jsonschema import Draft202012Validator
+
+    return _with_defaults(Draft202012Validator) if fill_defaults else Draft202012Validator
+
 
 Hint = Callable[[str, str], str | None]
 """``hint(parent_key, unknown_key)``: a sentence pointing an unknown key to where it belongs, or ``None``."""
@@ -121,7 +128,7 @@ def validate(
     """Validate ``instance`` (the config section at ``key``; ``""`` for the whole config) against ``schema``;
     with ``fill_defaults`` every missing default is filled in place first. Raises :class:`ConfigError` listing
     the first three problems, each naming its full config key (``context`` is appended to the first line)."""
-    validator = (DefaultingValidator if fill_defaults else Draft202012Validator)(schema)
+    validator = validator_class(fill_defaults)(schema)
     errors = sorted(validator.iter_errors(instance), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
     if errors:
         lines = [readable(e, key, hint) for e in errors[:3]]

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ddppm.core.errors import DataError
 from ddppm.data.sources import download
@@ -301,6 +300,8 @@ class ItemItemOperator:
 def top_eigenvectors(operator: ItemItemOperator, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Top-k eigenvalues (descending) and eigenvectors ``U_k`` of Ã, by Lanczos (``eigsh``) through products with
     the sparse R (dense ``eigh`` when Ã is small)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
     n = operator.n
     if n <= 400 or 2 * k + 1 >= n:
         values, vectors = np.linalg.eigh(operator.dense())

@@ -75,7 +75,8 @@ class DatasetSpec:
 @cache
 def dataset_specs() -> dict[str, DatasetSpec]:
     """Every built-in data set's record, by name, in the file's order."""
-    records = yaml.safe_load(SPECS_FILE.read_text(encoding="utf-8"))
+    # libyaml's parser when present (the same safe constructor, the same objects): every job reads this file
+    records = yaml.load(SPECS_FILE.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return {
         name: DatasetSpec(name=name, label=r["label"], shape=tuple(r["shape"]), papers=tuple(r.get("papers", ())),
                           loader=dict(r["loader"]), public_bounds=dict(r.get("public_bounds") or {}),

@@ -10,13 +10,10 @@ the δ gap the draws could resolve. Methods without a view are listed as not aud
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from ddppm.accounting.rows import params_from_row
 from ddppm.audit.bounds import resolvable_delta_gap
@@ -30,6 +27,9 @@ from ddppm.experiments.base import Experiment, experiment_step, register_experim
 from ddppm.methods import common_task_methods
 from ddppm.methods.ddppm.steps import floor_neighbours
 from ddppm.pipeline.steps import problem_from_files
+
+if TYPE_CHECKING:  # Matplotlib is imported by the figure step only (every other step's job starts without it)
+    from matplotlib.figure import Figure
 
 RELEASE = "release"
 """The entry suffix of a release audit (``<method>~release``)."""
@@ -50,6 +50,10 @@ def entry_label(row: Any) -> str:
 def audit_figure(table: pd.DataFrame, delta: float) -> Figure:
     """One panel per claimed ε: each audited method's or mutant's measured lower bound on ε as a bar (red where it
     exceeds the claim: violated), the claim as a dotted line. Mutants are listed after the methods."""
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     audited = table[table["verdict"] != "not audited"].copy()
     audited["entry"] = [entry_label(row) for row in audited.itertuples()]
     mutant = audited["entry"].str.contains("/")

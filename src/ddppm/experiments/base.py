@@ -16,6 +16,13 @@ A new experiment ``<name>`` takes at most four files (docs/pipeline.md, "Add an 
 The experiments written before the generic script (common, ldppca, ppm, studies, workshop) keep their own scripts
 (``workflow/scripts/<name>_*.py``), captions, plotting modules and docs pages: 10 to 19 files each.
 
+A job needs one experiment: :func:`get_experiment` imports only the entry whose source sets the class attribute
+``name = "<name>"`` (:func:`ddppm.core.registry.entries_naming` reads the package's source text; no index to keep up
+to date), checks that the experiment did register, and imports every entry otherwise; :func:`available_experiments`
+imports them all. ``tests/experiments/test_base_registry.py`` checks that every registered experiment is found by its
+name line (write ``name`` as a literal class attribute), and the code hash still counts every entry for a job that
+reaches this registry without naming its experiments (:data:`DISCOVERED_PACKAGE`).
+
 The config assembly (:mod:`ddppm.config`) asks this registry for the sections and their checks; the journal
 pipeline (:mod:`ddppm.pipeline`) never imports an experiment.
 """
@@ -30,6 +37,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ddppm.core.errors import ConfigError
+from ddppm.core.registry import entries_naming
 from ddppm.core.schema import section_with_defaults
 from ddppm.pipeline.method_options import section_schema
 
@@ -165,8 +173,13 @@ def available_experiments() -> dict[str, Experiment]:
 
 
 def get_experiment(name: str) -> Experiment:
-    """The registered experiment ``name``; a :class:`ConfigError` naming ``experiments`` if unknown."""
-    known = available_experiments()
-    if name not in known:
-        raise ConfigError(f"experiments: unknown experiment {name!r}; known experiments are {sorted(known)}")
-    return known[name]
+    """The registered experiment ``name``, importing only the entry that defines it (every entry if its name line is
+    not found); a :class:`ConfigError` naming ``experiments`` if unknown."""
+    if name not in _REGISTRY:
+        for entry in entries_naming(DISCOVERED_PACKAGE, name):
+            importlib.import_module(entry)
+    if name not in _REGISTRY:
+        known = available_experiments()
+        if name not in known:
+            raise ConfigError(f"experiments: unknown experiment {name!r}; known experiments are {sorted(known)}")
+    return _REGISTRY[name]

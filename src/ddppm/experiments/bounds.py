@@ -21,7 +21,6 @@ from ddppm.experiments.common import check_raw_route, raw_records_of
 from ddppm.methods import common_task_methods, method_styles
 from ddppm.pipeline.config import check_prepared_dataset, dataset_config, known_datasets, unknown_dataset
 from ddppm.pipeline.steps import problem_from_files
-from ddppm.plotting.bounds import bounds_figure
 from ddppm.studies.bounds import bounds_findings, bounds_runs, bounds_summary
 
 
@@ -78,6 +77,8 @@ class BoundsStudy(Experiment):
     @experiment_step
     def figure(self, job: Any) -> dict[str, Any]:
         """Error against the width factor for one data set, per ε and trust level."""
+        from ddppm.plotting.bounds import bounds_figure  # Matplotlib: the figure step's only
+
         dataset = job.wildcards.dataset
         spec = dataset_specs().get(dataset)
         summary = read_parquet(job.input.parquet)[0]

@@ -18,7 +18,6 @@ from ddppm.core.io import read_parquet
 from ddppm.data.specs import dataset_specs
 from ddppm.experiments.base import Experiment, experiment_step, register_experiment
 from ddppm.methods import common_task_methods, method_styles
-from ddppm.plotting.method_map import factors_figure, grid_figure
 from ddppm.studies.method_map import FACTORS, Shape, map_shapes, run_shape
 
 
@@ -100,6 +99,8 @@ class MethodMap(Experiment):
     @experiment_step
     def grid(self, job: Any) -> dict[str, Any]:
         """The phase map over one factor and ε, the other factors at the base point, the data sets marked."""
+        from ddppm.plotting.method_map import grid_figure  # Matplotlib: the figure steps' only
+
         section, factor = job.params.cfg["method_map"], job.wildcards.factor
         cells = pd.read_csv(job.input.csv)
         for other in FACTORS:
@@ -115,6 +116,8 @@ class MethodMap(Experiment):
     @experiment_step
     def factors(self, job: Any) -> dict[str, Any]:
         """One factor at a time from the base point (ε at the base point's ``base_eps``)."""
+        from ddppm.plotting.method_map import factors_figure
+
         section = job.params.cfg["method_map"]
         cells = pd.read_csv(job.input.csv)
         axes = {**{f: section["axes"].get(f, []) for f in FACTORS}, "eps": section["epsilons"]}

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.linalg import null_space
-from scipy.optimize import brentq
 
 from ddppm.common_task.adjacency import release_sensitivity
 from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, curator_costs
@@ -56,6 +54,8 @@ class BinghamEnvelope:
 
 def bingham_envelope(A: np.ndarray) -> BinghamEnvelope:
     """The envelope of :func:`sample_bingham` for the symmetric matrix A (Kent, Ganeiber & Mardia 2018, §4.2)."""
+    from scipy.optimize import brentq
+
     A = np.asarray(A, dtype=float)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or not np.allclose(A, A.T, atol=1e-10 * max(1.0, np.abs(A).max())):
         raise ValueError(f"sample_bingham: A must be a symmetric d × d matrix, got shape {A.shape}")
@@ -115,6 +115,8 @@ def mis_specified_log_density(A: np.ndarray, u: np.ndarray) -> np.ndarray:
 def iterative_eigenvector_sampling(C: np.ndarray, k: int, betas: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Amin et al.'s Algorithm 1 for the directions only: k orthonormal columns, the i-th drawn from
     ``∝ exp(β_i uᵀ C_i u)`` on the sphere of the complement of the first i − 1 (``C_i = P_iᵀ C P_i``)."""
+    from scipy.linalg import null_space
+
     d = C.shape[0]
     chosen = np.empty((d, 0))
     basis = np.eye(d)  # P_i: an orthonormal basis of the complement of the directions drawn so far

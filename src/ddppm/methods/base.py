@@ -13,10 +13,17 @@ with :func:`register`. The workflow, the tables and the figures learn the list o
 
 Adding a method is one module plus its config entry (and, for a calibrated method, one rule file).
 
-Methods of the other source papers solve other tasks (a private subspace of a PSD matrix, local-DP
-covariance PCA). They register in the same registry with their own ``task`` and their task's interface,
-a subclass of :class:`RegisteredMethod` in their package; :func:`available_methods` lists one task at a
-time (the journal task, ``"distributed_pca"``, by default).
+**A cheap start.** Every Snakemake job is a fresh interpreter, and most jobs use one method, so the lookup of one
+method is lazy: :func:`get_method` (and :func:`method_module`) imports only the entry whose source sets the class
+attribute ``name = "<name>"`` (found by reading the package's source text, :func:`ddppm.core.registry.entries_naming`;
+no index to keep up to date), checks that the method did register, and imports every entry otherwise.
+:func:`available_methods` and the lists built on it (:func:`common_task_methods`, :func:`method_styles`,
+:func:`calibrated_methods`) import every entry (``pkgutil``), and list the methods in the same order whatever was
+imported before: entries in ``pkgutil`` order, each entry's methods in registration order.
+``tests/methods/test_base_registry.py`` checks that every registered method is found by its name line, so write a
+method's ``name`` as a literal class attribute (a name computed at run time works, but its jobs import every method).
+The code hash (:mod:`ddppm.core.provenance`) still counts every entry for a job that reaches the registry without
+naming the methods it uses (:data:`DISCOVERED_PACKAGE`).
 """
 
 from __future__ import annotations
@@ -25,15 +32,17 @@ import importlib
 import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from ddppm.common_task.base import CommonTaskMethod
 from ddppm.core.errors import ConfigError
-from ddppm.core.problem import DistributedProblem
-from ddppm.privacy.mechanisms import analytic_gaussian_delta
+from ddppm.core.registry import entries_naming
+
+if TYPE_CHECKING:
+    from ddppm.core.problem import DistributedProblem
 
 PARAM_COLUMNS = ("eps", "delta_limit", "threat_model", "accounting", "delta", "feasible")
 """Columns every parameter-table row has. ``delta`` is the δ the chosen parameters achieve (NaN where
@@ -165,27 +174,43 @@ def register(cls: type[RegisteredMethod]) -> type[RegisteredMethod]:
     return cls
 
 
+@cache
+def registry_entries() -> tuple[str, ...]:
+    """Every entry of :data:`DISCOVERED_PACKAGE` in ``pkgutil`` order (sorted by name): what discovery imports."""
+    package = importlib.import_module(DISCOVERED_PACKAGE)
+    return tuple(f"{package.__name__}.{i.name}" for i in pkgutil.iter_modules(package.__path__) if i.name != "base")
+
+
+def _entry_of(module: str) -> str:
+    return ".".join(module.split(".")[: len(DISCOVERED_PACKAGE.split(".")) + 1])
+
+
 def _discover() -> None:
     """Import every module and package under :mod:`ddppm.methods` once, so their methods register."""
     global _DISCOVERED
     if _DISCOVERED:
         return
-    package = importlib.import_module(DISCOVERED_PACKAGE)
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name != "base":
-            importlib.import_module(f"{package.__name__}.{info.name}")
+    for entry in registry_entries():
+        importlib.import_module(entry)
     _DISCOVERED = True
 
 
 def available_methods(task: str | None = DISTRIBUTED_PCA) -> dict[str, Any]:
-    """Every registered method of ``task`` (all tasks for ``None``) by name, in registration order."""
+    """Every registered method of ``task`` (all tasks for ``None``) by name: entries in ``pkgutil`` order, each
+    entry's methods in registration order (the order of a fresh full discovery, whatever :func:`get_method` had
+    imported before)."""
     _discover()
-    return {name: m for name, m in _REGISTRY.items() if task is None or m.task == task}
+    position = {entry: k for k, entry in enumerate(registry_entries())}
+    last = len(position)  # an entry added after the listing was cached: after the others, as it registered
+    ordered = sorted(_REGISTRY.items(), key=lambda item: position.get(_entry_of(type(item[1]).__module__), last))
+    return {name: m for name, m in ordered if task is None or m.task == task}
 
 
 def common_task_methods() -> dict[str, Any]:
     """Every registered method that solves the common task (:class:`ddppm.common_task.base.CommonTaskMethod`), by name,
     in registration order."""
+    from ddppm.common_task.base import CommonTaskMethod
+
     methods = available_methods(task=None).items()
     return {name: m for name, m in methods if isinstance(m, CommonTaskMethod) and m.runs_common_task}
 
@@ -205,18 +230,22 @@ def calibrated_methods(task: str | None = DISTRIBUTED_PCA) -> tuple[str, ...]:
 
 
 def get_method(name: str) -> Any:
-    """The registered method ``name`` (any task); a :class:`ConfigError` naming ``montecarlo.methods`` if unknown."""
-    methods = available_methods(task=None)
-    if name not in methods:
-        raise ConfigError(f"montecarlo.methods: unknown method {name!r}; known methods are {sorted(methods)}")
-    return methods[name]
+    """The registered method ``name`` (any task), importing only the entry that defines it (every entry if its name
+    line is not found); a :class:`ConfigError` naming ``montecarlo.methods`` if unknown."""
+    if name not in _REGISTRY:
+        for entry in entries_naming(DISCOVERED_PACKAGE, name):
+            importlib.import_module(entry)
+    if name not in _REGISTRY:
+        methods = available_methods(task=None)
+        if name not in methods:
+            raise ConfigError(f"montecarlo.methods: unknown method {name!r}; known methods are {sorted(methods)}")
+    return _REGISTRY[name]
 
 
 def method_module(name: str) -> str:
     """The registry entry that holds method ``name``: the module or package directly under ``ddppm.methods`` that
     defines it (for code-change tracking, :func:`ddppm.core.provenance.code_files`'s ``uses``)."""
-    module = type(get_method(name)).__module__
-    return ".".join(module.split(".")[: len(DISCOVERED_PACKAGE.split(".")) + 1])
+    return _entry_of(type(get_method(name)).__module__)
 
 
 def param_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -238,6 +267,7 @@ def gaussian_mechanism_params(
     and the δ that σ really achieves at ε (the exact analytic-Gaussian δ, Balle & Wang 2018), ``feasible``
     where that is within the limit. ``threat_model``: :data:`PROVEN_EVERY_OBSERVER` (the δ is proven for every
     neighbour and observer), or :data:`NO_THREAT_MODEL` for a reference that makes no privacy claim."""
+    from ddppm.privacy.mechanisms import analytic_gaussian_delta
 
     rows = []
     for e, limit in zip(eps, delta_limits, strict=True):

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.stats import norm
 
 from ddppm.common_task.adjacency import release_sensitivity
 from ddppm.common_task.base import (
@@ -100,6 +99,8 @@ class CaiXiaZhaPCA(RegisteredMethod, CommonTaskMethod):
     source = "Cai, Xia & Zha 2024 (arXiv:2401.03820); gap test ours"
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
+        from scipy.stats import norm
+
         failure = FAILURE_SHARE * delta_limit / (1.0 + np.exp(eps))
         mu = gdp_mu(eps, (1.0 - FAILURE_SHARE) * delta_limit)
         spectral = release_sensitivity("power_step", options["adjacency"], block=1)

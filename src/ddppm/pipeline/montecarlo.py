@@ -7,6 +7,7 @@ and unsharded results are bit-identical.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -94,6 +95,60 @@ def montecarlo_runs(
             )
         )
     return pd.concat(frames, ignore_index=True)
+
+
+RUN_ORDER = ["eps", "threat_model", "run"]
+
+
+def run_order(runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a runs table in their one canonical order (ε, threat model, run index), whatever chunks they came
+    from: an unsharded job and the merge of its shards write the same file."""
+    return runs.sort_values(RUN_ORDER, kind="stable").reset_index(drop=True)
+
+
+def table_epsilons(params: pd.DataFrame) -> list[float]:
+    """Every ε of a method's parameter table, ascending: the points one Monte-Carlo job covers."""
+    return sorted({float(e) for e in params["eps"].to_numpy(float)})
+
+
+def montecarlo_table(
+    problem: DistributedProblem,
+    method_name: str,
+    params: pd.DataFrame,
+    run_indices: np.ndarray,
+    seed: int,
+    dataset: str,
+    options: dict[str, Any] | None = None,
+    report: Callable[[pd.DataFrame], None] | None = None,
+) -> pd.DataFrame:
+    """:func:`montecarlo_runs` at every ε of the parameter table (:func:`table_epsilons`), in :func:`run_order`.
+
+    One job per (dataset, method) pays the interpreter's start once for every ε; each ε's runs are the same numbers
+    as a job of that ε alone (a run's seed never depends on which job computes it). ``report`` is called with each
+    ε's rows as they finish (the rule's log)."""
+    frames = []
+    for eps in table_epsilons(params):
+        frame = montecarlo_runs(problem, method_name, eps, params, run_indices, seed, dataset, options)
+        if report is not None:
+            report(frame)
+        frames.append(frame)
+    return run_order(pd.concat(frames, ignore_index=True))
+
+
+def log_runs(log: logging.Logger) -> Callable[[pd.DataFrame], None]:
+    """A ``report`` for :func:`montecarlo_table`: one log line per threat model of an ε, its mean error or why it
+    has none."""
+
+    def report(runs: pd.DataFrame) -> None:
+        for (eps, model, feasible), group in runs.groupby(["eps", "threat_model", "feasible"]):
+            if group["error"].notna().any():
+                note = "" if feasible else f" (achieved δ {group['delta'].iloc[0]:.3g} exceeds the limit: infeasible)"
+                log.info("ε=%g %s: mean error %.4g over %d runs%s", eps, model, group["error"].mean(), len(group), note)
+            else:
+                limit = group["delta_limit"].iloc[0]
+                log.info("ε=%g %s: infeasible, no parameters met δ ≤ %.3g, so no runs", eps, model, limit)
+
+    return report
 
 
 SUMMARY_KEYS = ["dataset", "method", "threat_model", "eps"]

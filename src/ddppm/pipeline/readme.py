@@ -263,6 +263,14 @@ def timings_block(timings: dict[str, dict[str, object]]) -> str:
             f"({t['jobs']} jobs from scratch, measured {t['date']} at commit {t['commit']}); allow up to twice that on "
             "a slower machine."
         )
+        if "summed_job_seconds" in t:
+            costliest = ", ".join(f"`{rule}` {_duration(float(c['seconds']))}" for rule, c in
+                                  list(t["costliest_rules"].items())[:3])  # fmt: skip
+            parts.append(
+                f"Its jobs took {_duration(float(t['summed_job_seconds']))} in all, about "
+                f"{_duration(float(t['summed_startup_seconds']))} of it starting Python; the costliest rules: "
+                f"{costliest}."
+            )
     if "tiny" in timings:
         t = timings["tiny"]
         parts.append(

@@ -29,7 +29,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr
 
 __all__ = ["ExactTails", "exact_tails", "exact_tails_many", "loss_cgf"]
 
@@ -433,6 +432,8 @@ def _contour(
 
 def _gaussian_tails(w2: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``Pr(ℒ > ε)``, ``Pr(ℒ < −ε)`` for ``ℒ ~ N(D²/2, D²)`` (every β = 0); ``ℒ ≡ 0`` when ``D = 0``."""
+    from scipy.special import ndtr
+
     D = np.sqrt(w2.sum(0))[None, :]
     e = eps[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr
 
 from ddppm.core.errors import PrivacyError
 
@@ -36,6 +34,8 @@ def classic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) -
 def analytic_gaussian_delta(sigma: float, eps: float, sensitivity: float = 1.0) -> float:
     """Exact δ of the Gaussian mechanism (Balle & Wang 2018, Theorem 8):
     ``δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)``."""
+    from scipy.special import log_ndtr  # here, not at the top: most jobs that import this module never call it
+
     a = sensitivity / (2 * sigma)
     b = eps * sigma / sensitivity
     first = np.exp(log_ndtr(a - b))
@@ -46,6 +46,8 @@ def analytic_gaussian_delta(sigma: float, eps: float, sensitivity: float = 1.0) 
 def analytic_gaussian_log_delta(sigma: float, eps: float, sensitivity: float = 1.0) -> float:
     """``log δ`` of :func:`analytic_gaussian_delta`, accurate where δ underflows (δ = 1e-300 and below):
     ``log Φ(a − b) + log1p(−e^{ε + log Φ(−a − b) − log Φ(a − b)})`` with ``a = Δ/(2σ)``, ``b = εσ/Δ``."""
+    from scipy.special import log_ndtr
+
     a = sensitivity / (2 * sigma)
     b = eps * sigma / sensitivity
     first = log_ndtr(a - b)
@@ -60,6 +62,8 @@ def analytic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) 
     The bracket starts at ``[1e-6 Δ, 1e6 Δ]`` and widens tenfold until it holds the root (tiny ε with tiny δ
     needs σ ≫ 1e6 Δ); log δ is computed without underflow, so δ = 1e-300 gets its own σ, not the bracket's end.
     """
+    from scipy.optimize import brentq
+
     check_eps_delta(eps, delta)
     target = np.log(delta)
 

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
 
 from ddppm.common_task.run import interval_outcome, mean_half_width, run_rows, summarise
 from ddppm.common_task.task import CommonTask, subspace_error
@@ -108,6 +107,8 @@ def rate_fits(summary: pd.DataFrame) -> pd.DataFrame:
     """Per (method, ε): the exponents of n (``a``) and d (``b``) fitted to the log mean population error over the
     non-trivial points (≤ :data:`NONTRIVIAL`), each with a 95 % interval (Student's t on the least-squares
     standard errors); NaN with fewer than :data:`MIN_POINTS` points."""
+    from scipy.stats import t as student_t
+
     rows = []
     for (method, eps), group in summary.groupby(["method", "eps"], sort=False):
         used = group[group["population_error_mean"] <= NONTRIVIAL]

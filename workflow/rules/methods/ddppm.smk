@@ -36,7 +36,8 @@ wildcard_constraints:
 
 
 rule ddppm_calibrate_prepare:
-    """D-DP-PM: the calibration's neighbour search under one threat model, once for every job of the calibration."""
+    """D-DP-PM: the calibration's neighbour search under one threat model, once for every job of a sharded
+    calibration (calibration.chunks > 1; unsharded, rule ddppm_calibrate searches itself)."""
     input:
         **problem_files(),
     output:
@@ -81,17 +82,10 @@ rule ddppm_calibrate_chunk:
 
 
 rule ddppm_calibrate:
-    """D-DP-PM: fine stage and confirmation of the calibration under one threat model (docs/method.md §7)."""
+    """D-DP-PM: the calibration under one threat model (docs/method.md §7): neighbour search, coarse grid, fine
+    stage and confirmation in one job, or, when sharded, the last two on the shards' coarse grid."""
     input:
-        **problem_files(),
-        prepared=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/prepared.pickle",
-        coarse=lambda wc: expand(
-            f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.parquet",
-            dataset=wc.dataset,
-            threat_model=wc.threat_model,
-            chunk=range(DDPPM_CALIBRATION_CHUNKS(wc.dataset)),
-            chunks=DDPPM_CALIBRATION_CHUNKS(wc.dataset),
-        ),
+        unpack(ddppm_calibration_inputs),
     output:
         chosen=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
         candidates=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",

@@ -35,7 +35,6 @@ import weakref
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
 
 from ddppm.accounting.iteration import DDPPMParams
 from ddppm.core.errors import ConfigError
@@ -187,6 +186,8 @@ def hanson_wright_delta(w: np.ndarray, vt: np.ndarray, gamma: float = 0.05, iter
         (``max_Δ Δ − f(Δ)``; negative when no valid Δ exists).
         See the module docstring, item 4.
     """
+    from scipy.optimize import brentq, minimize_scalar
+
     if not 0.0 < gamma < 1.0:
         raise ConfigError(f"gamma must lie in (0, 1), got {gamma!r}")
     w = np.asarray(w, dtype=float)

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
 
 from ddppm.methods.ldppca.fantope import fantope_projection, soft_threshold
 
@@ -93,6 +92,8 @@ def noise_level_lambda(sigma: float, n: int, p: int, alpha: float = 0.05, scale:
     float
         λ.
     """
+    from scipy.special import ndtri
+
     if not (0 < alpha < 1) or scale <= 0 or n < 1 or p < 1 or sigma < 0:
         raise ValueError(f"noise_level_lambda: bad arguments sigma={sigma}, n={n}, p={p}, alpha={alpha}, scale={scale}")
     m = p * (p + 1) / 2

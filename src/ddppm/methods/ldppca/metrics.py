@@ -13,7 +13,6 @@ learnt nothing about the subspace.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import eigh
 
 __all__ = ["chance_level", "projector_distance", "top_eigenvectors"]
 
@@ -49,6 +48,8 @@ def top_eigenvectors(A: np.ndarray, k: int) -> np.ndarray:
     """Orthonormal eigenvectors of the k largest eigenvalues of symmetric ``A`` (stacked over leading axes):
     the principal k-subspace of Algorithm 1 line 5 and Algorithm 2 line 13 (LAPACK ``syevx`` on the top k
     only, largest first)."""
+    from scipy.linalg import eigh
+
     A = np.asarray(A, dtype=float)
     p = A.shape[-1]
     flat = A.reshape(-1, p, p)

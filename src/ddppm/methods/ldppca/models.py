@@ -29,7 +29,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 __all__ = [
     "NORM_ENFORCEMENTS",
@@ -90,6 +89,8 @@ def norm_exceedance_bound(eigenvalues: np.ndarray) -> float:
     ``||x||² = Σ_i μ_i g_i²``; for ``0 < t < 1/(2 max μ)``, ``P(||x||² ≥ 1) ≤ exp(−t − ½ Σ_i ln(1 − 2tμ_i))``,
     minimised over t. Returns 1 when the bound is vacuous.
     """
+    from scipy.optimize import minimize_scalar
+
     mu = np.asarray(eigenvalues, dtype=float)
     mu = mu[mu > 0]
     if mu.size == 0:

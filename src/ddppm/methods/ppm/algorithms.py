@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from scipy.linalg import eigh
 
 from ddppm.methods.ppm.linalg import orthonormalize
 from ddppm.privacy.mechanisms import gaussian_release, symmetric_release
@@ -225,6 +224,8 @@ def analyze_gauss(
     C. Dwork, K. Talwar, A. Thakurta and L. Zhang, "Analyze Gauss: optimal bounds for privacy-preserving
     principal component analysis", STOC 2014. One release of the upper triangle of A (sensitivity Δ).
     """
+    from scipy.linalg import eigh
+
     n = A.shape[0]
     out = np.empty((len(noise_rngs), n, rank))
     for r, rng in enumerate(noise_rngs):

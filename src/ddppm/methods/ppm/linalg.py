@@ -8,7 +8,6 @@ LAPACK's Householder QR may flip column signs; :func:`orthonormalize` flips them
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cholesky, get_blas_funcs
 
 
 def orthonormalize(Y: np.ndarray) -> np.ndarray:
@@ -31,6 +30,8 @@ def cholesky_qr(Y: np.ndarray) -> np.ndarray:
     factorisation is nested), which the first-step sensitivity study uses
     (:func:`ddppm.methods.ppm.sensitivity.first_step_sensitivities`).
     """
+    from scipy.linalg import cholesky, get_blas_funcs
+
     Y = np.asfortranarray(Y)
     syrk, trsm = get_blas_funcs(("syrk", "trsm"), (Y,))
     R = cholesky(syrk(1.0, Y, trans=1, lower=0), lower=False, check_finite=False, overwrite_a=True)

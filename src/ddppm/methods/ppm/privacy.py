@@ -36,8 +36,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import erfcx, log_ndtr
 
 from ddppm.core.errors import PrivacyError
 from ddppm.privacy.mechanisms import analytic_gaussian_sigma
@@ -103,6 +101,8 @@ def zcdp_sigma(eps: float, delta: float, releases: int) -> float:
 def _log_delta_t(mu: float, t: float) -> float:
     """``ln δ`` of a μ-GDP mechanism at ``ε = μ t + μ²/2``: ``Φ(−t) − e^{ε} Φ(−μ − t)``, where
     ``e^{ε} Φ(−μ−t) = e^{−t²/2} erfcx((μ+t)/√2)/2`` exactly, so no term overflows or cancels for huge μ or ε."""
+    from scipy.special import erfcx, log_ndtr
+
     log_first = log_ndtr(-t)
     log_second = -(t**2) / 2 + np.log(erfcx((mu + t) / np.sqrt(2)) / 2)
     gap = log_second - log_first
@@ -129,6 +129,8 @@ def gaussian_composition_eps(sigma: float, delta: float, releases: int) -> float
     Corollary 3.3), so ε solves ``δ_μ(ε) = δ`` (:func:`log_gaussian_delta`); 0 when δ_μ(0) ≤ δ already. The
     root is found in ``t = ε/μ − μ/2`` (``δ ≈ Φ(−t)`` for large μ), which keeps it exact at any scale.
     """
+    from scipy.optimize import brentq
+
     mu = np.sqrt(releases) / sigma
     target = np.log(delta)
     if log_gaussian_delta(mu, 0.0) <= target:

@@ -25,7 +25,6 @@ rows a neighbour may change, :func:`ddppm.accounting.release.reduction_basis`), 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import block_diag
 
 from ddppm.accounting.release import ConditionalLaw, conditional_law_of, own_columns_of_sources, view_rows
 from ddppm.core.problem import DistributedProblem
@@ -33,6 +32,8 @@ from ddppm.core.problem import DistributedProblem
 
 def _phi(problem: DistributedProblem, alpha: float) -> np.ndarray:
     """``Φ = α DᵀD K = α blockdiag(X_kᵀX_k) · m (W^c ⊗ I_d)``: ``z^(t+1) = Φ z^(t) + p^(t+1)``."""
+    from scipy.linalg import block_diag
+
     G = block_diag(*[Xk.T @ Xk for Xk in problem.blocks])
     return alpha * G @ (problem.m * np.kron(problem.Wc, np.eye(problem.d)))
 
@@ -53,6 +54,8 @@ def _stack(first: np.ndarray, Phi: np.ndarray, T: int) -> tuple[np.ndarray, np.n
 
 def workshop_release_matrices(problem: DistributedProblem, alpha: float, T: int) -> tuple[np.ndarray, np.ndarray]:
     """``M`` (``mdT × n``, eq. 60) and ``L`` (``mdT × mdT``, eq. 61–62) with ``Z^(T) = M q^(0) + L P``."""
+    from scipy.linalg import block_diag
+
     Dt = block_diag(*[Xk.T for Xk in problem.blocks])
     return _stack(Dt, _phi(problem, alpha), T)
 
@@ -82,6 +85,8 @@ class WorkshopReleaseModel:
     """
 
     def __init__(self, problem: DistributedProblem, alpha: float, T: int, bases: list[np.ndarray]) -> None:
+        from scipy.linalg import block_diag
+
         self.problem, self.alpha, self.T, self.bases = problem, alpha, T, bases
         self.b_sizes = np.array([B.shape[1] for B in bases])
         Ht = block_diag(*[Xk.T @ Bk for Xk, Bk in zip(problem.blocks, bases, strict=True)])  # md × b
