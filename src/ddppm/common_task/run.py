@@ -225,12 +225,15 @@ def which_method(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.
     rows = []
     # The standard setting first (the README's answer), then the second settings in the order they appear.
     order = {name: i for i, name in enumerate(dict.fromkeys([STANDARD, *summary["setting"]]))}
-    groups = eligible.groupby(["setting", "dataset", "k", "eps"], sort=True)
+    point = ["setting", "dataset", "k", "eps"]
+    groups = eligible.groupby(point, sort=True)
+    # Each point's runs, split once (rows in their original order, as a mask per point would select them).
+    runs_at = dict(iter(runs.groupby(point, sort=False, dropna=False))) if runs is not None else {}
     for (setting, dataset, k, eps), group in sorted(groups, key=lambda item: order[item[0][0]]):
         by_trust: dict[str, Any] = {}
         if runs is not None:
-            by_trust = rankings(runs[(runs["setting"] == setting) & (runs["dataset"] == dataset) & (runs["k"] == k)
-                                   & (runs["eps"] == eps)])  # fmt: skip
+            at_point = runs_at.get((setting, dataset, k, eps))
+            by_trust = rankings(at_point if at_point is not None else runs.iloc[:0])
         for trust in TRUST_LEVELS:
             usable = group[group["trust_model"].map(TRUST_ORDER) >= TRUST_ORDER[trust]]
             if usable.empty:
