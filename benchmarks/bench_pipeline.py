@@ -91,7 +91,7 @@ def explained(log: str, workdir: Path) -> dict[str, object]:
     return {
         "summed_job_seconds": round(sum(s for _, s in jobs), 1),
         "summed_startup_seconds": round(sum(starts.get(r, 0.0) * len(s) for r, s in per_rule.items()), 1),
-        "costliest_rules": {rule: {"jobs": len(s), "seconds": round(sum(s), 1)} for rule, s in costliest},
+        "costliest_rules": [{"rule": rule, "jobs": len(s), "seconds": round(sum(s), 1)} for rule, s in costliest],
     }
 
 
@@ -139,8 +139,8 @@ def main() -> None:
     minutes, seconds = divmod(record["wall_seconds"], 60)
     print(f"{args.config}: {int(minutes)} min {seconds:.0f} s wall, {record['jobs']} jobs, {args.cores} cores")
     print(f"summed job time {record['summed_job_seconds']} s, of which start-up ~{record['summed_startup_seconds']} s")
-    for rule, cost in record["costliest_rules"].items():
-        print(f"  {rule:32s} {cost['jobs']:4d} jobs {cost['seconds']:8.1f} s")
+    for cost in record["costliest_rules"]:
+        print(f"  {cost['rule']:32s} {cost['jobs']:4d} jobs {cost['seconds']:8.1f} s")
 
 
 if __name__ == "__main__":

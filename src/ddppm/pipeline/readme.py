@@ -264,8 +264,7 @@ def timings_block(timings: dict[str, dict[str, object]]) -> str:
             "a slower machine."
         )
         if "summed_job_seconds" in t:
-            costliest = ", ".join(f"`{rule}` {_duration(float(c['seconds']))}" for rule, c in
-                                  list(t["costliest_rules"].items())[:3])  # fmt: skip
+            costliest = ", ".join(f"`{c['rule']}` {_duration(float(c['seconds']))}" for c in t["costliest_rules"][:3])
             parts.append(
                 f"Its jobs took {_duration(float(t['summed_job_seconds']))} in all, about "
                 f"{_duration(float(t['summed_startup_seconds']))} of it starting Python; the costliest rules: "
