@@ -145,12 +145,10 @@ def montecarlo_inputs(wildcards):
     }
 
 
-def ddppm_calibration_inputs(wildcards):
-    """What the ddppm_calibrate jobs read (workflow/rules/methods/ddppm.smk): the problem, and, when the coarse
-    grid is sharded (calibration.chunks > 1), the shared neighbour search and the coarse shards; unsharded, the one
-    job does all three steps itself."""
-    chunks = int(dataset_config(config, wildcards.dataset)["methods"]["ddppm"]["calibration"]["chunks"])
-    folder = f"{RESULTS}/methods/ddppm/{wildcards.dataset}/{wildcards.threat_model}"
+def calibration_inputs(wildcards, chunks, folder):
+    """What a calibrated method's calibration job reads: the problem, and, when its coarse grid is sharded
+    (``chunks`` > 1), the shared neighbour search (``folder``/prepared.pickle) and the coarse shards; unsharded,
+    the one job runs every step itself."""
     inputs = {key: path.format(dataset=wildcards.dataset) for key, path in problem_files().items()}
     if chunks > 1:
         inputs["prepared"] = f"{folder}/prepared.pickle"

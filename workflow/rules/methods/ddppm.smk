@@ -85,7 +85,11 @@ rule ddppm_calibrate:
     """D-DP-PM: the calibration under one threat model (docs/method.md §7): neighbour search, coarse grid, fine
     stage and confirmation in one job, or, when sharded, the last two on the shards' coarse grid."""
     input:
-        unpack(ddppm_calibration_inputs),
+        unpack(
+            lambda wc: calibration_inputs(
+                wc, DDPPM_CALIBRATION_CHUNKS(wc.dataset), f"{RESULTS}/methods/ddppm/{wc.dataset}/{wc.threat_model}"
+            )
+        ),
     output:
         chosen=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
         candidates=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",
