@@ -117,11 +117,14 @@ def step_params(step, *keys, methods=(), **extra):
 
 
 def problem_files(wildcards=None):
-    return {
+    """A data set's prepared rows, partition and network: patterns in ``{dataset}``, or, given a job's
+    ``wildcards`` (an input function), that job's files."""
+    files = {
         "data": f"{RESULTS}/data/{{dataset}}/normalized.parquet",
         "partition": f"{RESULTS}/data/{{dataset}}/partition.parquet",
         "network": f"{RESULTS}/data/{{dataset}}/network.parquet",
     }
+    return files if wildcards is None else {key: path.format(dataset=wildcards.dataset) for key, path in files.items()}
 
 
 def local_file(wildcards):
@@ -139,7 +142,7 @@ def montecarlo_inputs(wildcards):
     chunks = mc_chunks(wildcards.dataset)
     shards = f"{RESULTS}/runs/{wildcards.dataset}/{wildcards.method}/chunk~{{chunk}}-of-{chunks}.parquet"
     return {
-        **{key: path.format(dataset=wildcards.dataset) for key, path in problem_files().items()},
+        **problem_files(wildcards),
         "params": f"{RESULTS}/params/{wildcards.dataset}/{wildcards.method}.parquet",
         "shards": expand(shards, chunk=range(chunks)) if chunks > 1 else [],
     }
@@ -149,7 +152,7 @@ def calibration_inputs(wildcards, chunks, folder):
     """What a calibrated method's calibration job reads: the problem, and, when its coarse grid is sharded
     (``chunks`` > 1), the shared neighbour search (``folder``/prepared.pickle) and the coarse shards; unsharded,
     the one job runs every step itself."""
-    inputs = {key: path.format(dataset=wildcards.dataset) for key, path in problem_files().items()}
+    inputs = problem_files(wildcards)
     if chunks > 1:
         inputs["prepared"] = f"{folder}/prepared.pickle"
         inputs["coarse"] = expand(f"{folder}/coarse~{{chunk}}-of-{chunks}.parquet", chunk=range(chunks))
