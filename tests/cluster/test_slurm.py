@@ -37,7 +37,7 @@ import yaml
 from ddppm.core.io import MEASURED_COLUMNS
 from ddppm.testing import copy_checkout
 from tests.cluster.harness import alive, daemon_pids, running_cluster
-from tests.conftest import TINY_RESULTS
+from tests.conftest import TINY, TINY_RESULTS
 
 pytestmark = pytest.mark.cluster
 
@@ -54,9 +54,10 @@ INSTALL_TIMEOUT_S = 1200  # apt-get update + install on a slow mirror
 # DDPPM_CLUSTER_{LOCAL,SLURM}_TIMEOUT (seconds).
 LOCAL_RUN_TIMEOUT_S = int(os.environ.get("DDPPM_CLUSTER_LOCAL_TIMEOUT", "300"))
 SLURM_RUN_TIMEOUT_S = int(os.environ.get("DDPPM_CLUSTER_SLURM_TIMEOUT", "900"))
-# First status query this many seconds after a submission (the profile keeps the
-# plugin's default of 40 s, which suits a real cluster but would make this test
-# wait 40 s per DAG level).  MinJobAge=300 >= 3 * 2, so squeue is still trusted.
+# First status query this many seconds after a submission, and then between queries
+# (the profile keeps the plugin's 40 s and Snakemake's 10 s, which suit a real cluster
+# but would make this test wait up to 50 s per DAG level).  MinJobAge >= 3 * 2, so
+# squeue is still trusted.
 STATUS_CHECK_DELAY_S = 2
 
 # Columns that legitimately differ between two runs (timestamps of writing).
@@ -125,6 +126,7 @@ def _slurm_args():
         "--profile", str(SLURM_PROFILE),
         "--workflow-profile", "none",
         "--slurm-init-seconds-before-status-checks", str(STATUS_CHECK_DELAY_S),
+        "--seconds-between-status-checks", str(STATUS_CHECK_DELAY_S),
         "--max-threads", str(os.cpu_count() or 1),  # the test node has only nproc CPUs
     ]  # fmt: skip
 
@@ -284,6 +286,7 @@ rule all:
     input:
         "results/toy/delta_curve.csv",
         "results/toy/summary.csv",
+        "results/toy/calibration.parquet",
 
 # Light rule with its own resources (they beat default-resources of the profile).
 rule simulate:
@@ -317,14 +320,16 @@ rule summary:
         df = pd.concat([pd.read_parquet(f) for f in input])
         df.describe().reset_index().to_csv(output[0], index=False)
 
-# A shell rule running on the node; heavy per profiles/slurm.
+# A shell rule running on the node; heavy per profiles/slurm.  It reads the first level's outputs, as the two
+# rules above do: two DAG levels, each of which costs the executor's status-check backoff (2 s, then 12 s).
 rule ddppm_delta_curve:
     input:
-        "results/toy/calibration.parquet",
+        expand("results/toy/sim_{seed}.parquet", seed=SEEDS),
     output:
         "results/toy/delta_curve.csv",
     shell:
-        "python -c \"import pandas as pd; pd.read_parquet('{input}').to_csv('{output}', index=False)\""
+        "python -c \"import sys, pandas as pd; pd.concat(map(pd.read_parquet, sys.argv[1:]))"
+        ".to_csv('{output}', index=False)\" {input}"
 """
 
 
@@ -383,19 +388,22 @@ def test_toy_workflow_runs_on_slurm(slurm_cluster, tmp_path, capsys):
 
 
 SLURM_TARGETS = (
-    f"{TINY_RESULTS}/runs/diabetes/ddppm.parquet",
+    f"{TINY_RESULTS}/methods/ddppm/diabetes/paper/calibration.parquet",
     f"{TINY_RESULTS}/runs/diabetes/ddppm_certified.parquet",
     f"{TINY_RESULTS}/common/runs/standard/wine.parquet",
 )
-"""What the pipeline test builds through Slurm: the journal method on a data set whose Monte Carlo and calibration
-are split into chunks (every threat model's calibration, the merge of shards), a method with a closed-form
-calibration, and an experiment's job. The whole tiny run would be ~160 Slurm jobs; every one pays Snakemake's
-start-up twice, and on a loaded 2-core machine that took over 15 minutes."""
+"""What the pipeline test builds through Slurm, with :data:`SHARDS`: the journal method's calibration on a data set
+whose calibration and Monte Carlo are split into chunks (data preparation, partition, the calibration's preparation,
+its shards and their gathering), a method with a closed-form calibration whose Monte Carlo is sharded and gathered,
+and an experiment's job: every kind of rule the pipeline runs, in five DAG levels and 12 Slurm jobs. The whole tiny
+run would be ~120 Slurm jobs; every one pays Snakemake's start-up twice and every DAG level the executor's
+status-check backoff (2 s, then 12 s: the plugin adds 10 s after every check that finds nothing finished)."""
+SHARDS = "tests/config/shards.yaml"  # over the tiny config: Diabetes's calibration and Monte Carlo in two shards each
 
 
 def test_pipeline_on_slurm_matches_local(slurm_cluster, tiny_run, tmp_path, capsys):
-    """Representative targets of the tiny config (:data:`SLURM_TARGETS`) built through Slurm give the same results
-    as the session's local tiny run."""
+    """Representative targets of the tiny config (:data:`SLURM_TARGETS`), sharded (:data:`SHARDS`) and built
+    through Slurm, give the same results as the session's local, unsharded tiny run."""
     if shutil.which("git") is None:
         pytest.skip("git is needed to list the repository's files")
     _skip_if_node_too_small(slurm_cluster)
@@ -405,12 +413,15 @@ def test_pipeline_on_slurm_matches_local(slurm_cluster, tiny_run, tmp_path, caps
     _copy_repo(slurm_dir)
 
     proc, slurm_s = _run_snakemake_on_slurm(
-        slurm_dir, [*SLURM_TARGETS, "--configfile", "tests/config/tiny.yaml"], slurm_cluster, capsys, "pipeline"
+        slurm_dir, [*SLURM_TARGETS, "--configfile", TINY, SHARDS], slurm_cluster, capsys, "pipeline"
     )
     jobs = _assert_went_through_slurm(slurm_dir, proc, slurm_cluster)
     files = _assert_same_results(local_dir, slurm_dir, TINY_RESULTS, subset=True)
     assert {Path(t) for t in SLURM_TARGETS} <= set(files)
-    assert {"ddppm_calibrate_chunk", "montecarlo_chunk", "common_runs"} <= {r for r, *_ in jobs.values()}
+    assert {r for r, *_ in jobs.values()} == {
+        "prepare_dataset", "partition", "ddppm_calibrate_prepare", "ddppm_calibrate_chunk", "ddppm_calibrate",
+        "montecarlo_chunk", "montecarlo", "common_runs",
+    }  # fmt: skip
     with capsys.disabled():
         rules = sorted({rule for rule, *_ in jobs.values()})
         print(

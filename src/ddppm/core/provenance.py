@@ -19,13 +19,14 @@ pandas, pyarrow, matplotlib, scikit-learn, networkx, threadpoolctl and snakemake
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import platform
 import subprocess
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from ddppm.core.source_facts import SourceFacts, source_facts
 
 PACKAGE = "ddppm"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/ddppm
@@ -47,33 +48,17 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-@cache
-def _tree(path: Path) -> ast.Module:
-    """The parsed source at ``path``, once per process (a dry run asks for hundreds of job hashes)."""
-    return ast.parse(path.read_text(encoding="utf-8"))
+def _facts(path: Path) -> SourceFacts:
+    """What the file at ``path`` imports, names and discovers (:mod:`ddppm.core.source_facts`: parsed once per
+    content and remembered on disk; a dry run asks for hundreds of job hashes over the same ~190 files)."""
+    inside = path.is_relative_to(PACKAGE_DIR)
+    return source_facts(_source(path), _module_name(path) if inside else "", inside and path.name == "__init__.py")
 
 
 @cache
 def _imports(path: Path) -> frozenset[str]:
     """``ddppm`` modules imported by the file at ``path`` (absolute and relative imports)."""
-    tree = _tree(path)
-    here = _module_name(path) if path.is_relative_to(PACKAGE_DIR) else ""
-    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base]) if base else ".".join(anchor)
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
-    return frozenset(m for m in found if m == PACKAGE or m.startswith(PACKAGE + "."))
-
-
-DATA_SUFFIXES = (".yaml", ".yml", ".json")
+    return frozenset(m for m in _facts(path).imports if m == PACKAGE or m.startswith(PACKAGE + "."))
 
 
 @cache
@@ -81,9 +66,7 @@ def _data_files(path: Path) -> frozenset[Path]:
     """Data files beside the module at ``path`` that its source names by a literal file name (e.g. ``ddppm.data.
     specs`` reads ``datasets.yaml``): what the module computes depends on them as on code, so they count. Schemas
     (``*.schema.yaml``) do not: their defaults reach a job through the validated config, its ``params``."""
-    names = {node.value for node in ast.walk(_tree(path)) if isinstance(node, ast.Constant)
-             and isinstance(node.value, str) and node.value.endswith(DATA_SUFFIXES) and "/" not in node.value
-             and not node.value.endswith(".schema.yaml")}  # fmt: skip
+    names = _facts(path).data_names
     return frozenset((path.parent / name).resolve() for name in names if (path.parent / name).is_file())
 
 
@@ -93,9 +76,6 @@ def _parents(module: str) -> list[str]:
     return [".".join(parts[:k]) for k in range(2, len(parts))]
 
 
-DISCOVERY_MARKER = "DISCOVERED_PACKAGE"
-"""The module-level constant by which a registry module names the package it discovers at run time."""
-
 Uses = tuple[tuple[str, tuple[str, ...]], ...]
 """Which entries of each discovered package a job uses: ``((package, (entry, ...)), ...)``, hashable."""
 
@@ -103,19 +83,7 @@ Uses = tuple[tuple[str, tuple[str, ...]], ...]
 @cache
 def discovered_package(path: Path) -> str | None:
     """The package the module at ``path`` discovers at run time (its ``DISCOVERED_PACKAGE``), or ``None``."""
-    for node in _tree(path).body:
-        if (
-            isinstance(node, ast.Assign | ast.AnnAssign)
-            and any(isinstance(t, ast.Name) and t.id == DISCOVERY_MARKER for t in _targets(node))
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            return node.value.value
-    return None
-
-
-def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
-    return node.targets if isinstance(node, ast.Assign) else [node.target]
+    return _facts(path).discovered
 
 
 @cache
