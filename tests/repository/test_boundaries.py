@@ -79,21 +79,16 @@ def test_no_method_name_outside_its_module() -> None:
     assert not found, "method names outside their modules:\n" + "\n".join(found)
 
 
-def test_the_check_sees_a_method_name() -> None:
-    """The check above is not vacuous: it flags a comparison with a method name and a result-folder path."""
+def test_the_check_sees_a_method_name(tmp_path) -> None:
+    """The check above is not vacuous: it flags a comparison with a method name and a result-folder path. (The
+    probes live outside the repository: other tests copy its files while this one runs.)"""
     names = set(available_methods(task=None))
-    probe = REPO / "tests" / "_probe_names.py"
-    try:
-        probe.write_text('x = 1\nif x == "ldp_analytic":\n    pass\nlog = getLogger("ddppm")\ny = {"ddppm": 1}\n')
-        assert _python_uses(probe, names) == [(2, "ldp_analytic"), (5, "ddppm")]
-    finally:
-        probe.unlink()
-    smk = REPO / "tests" / "_probe_names.smk"
-    try:
-        smk.write_text('x = f"{RESULTS}/methods/ddppm/{ds}/floor.parquet"  # "ldp" in a comment is fine\n')
-        assert _snakemake_uses(smk, names) == [(1, "ddppm")]
-    finally:
-        smk.unlink()
+    probe = tmp_path / "_probe_names.py"
+    probe.write_text('x = 1\nif x == "ldp_analytic":\n    pass\nlog = getLogger("ddppm")\ny = {"ddppm": 1}\n')
+    assert _python_uses(probe, names) == [(2, "ldp_analytic"), (5, "ddppm")]
+    smk = tmp_path / "_probe_names.smk"
+    smk.write_text('x = f"{RESULTS}/methods/ddppm/{ds}/floor.parquet"  # "ldp" in a comment is fine\n')
+    assert _snakemake_uses(smk, names) == [(1, "ddppm")]
 
 
 def test_pipeline_config_imports_no_experiment() -> None:

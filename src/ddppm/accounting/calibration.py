@@ -18,6 +18,11 @@ parameters). Screening is sound because a maximum over a subset can only be smal
 chosen only if its confirmed δ is within the limit; otherwise the table says so. Every evaluated
 candidate is recorded with its error and δ (the frontier figure draws them).
 
+**Not covered by δ.** The choice (T, the schedule, κ; α and the ratio from μ₁, μ₂; T*) is made by the error on
+the very rows δ is about: the paper's own practice, kept to reproduce it and labelled in every parameter row
+(``chosen_by``, :data:`ddppm.methods.gossip_base.params.CHOSEN_ON_THE_DATA`; docs/privacy.md, "Where each
+parameter comes from").
+
 The search is shared with other variants of D-DP-PM through a :class:`CandidateFamily` (how a candidate's
 parameters are built and read back, its Monte-Carlo error, its δ); the default, :data:`JOURNAL_CANDIDATES`,
 is the journal's Algorithm 1. A family may return one error per ε (a final release whose noise depends on

@@ -5,6 +5,7 @@ true privacy loss of the whole adaptive transcript (T ≥ 2); its calibration me
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ddppm.common_task.certified import certified_delta
@@ -144,7 +145,7 @@ def _problem(seed: int = 4) -> DistributedProblem:
 
 def test_journal_parameters_meet_the_limit_and_errors_fall_with_eps() -> None:
     method, problem = get_method("ddppm_certified"), _problem()
-    options = {"t_grid": [1, 3, 6], "pilot_runs": 10, "seed": 0, "adjacency": "distance_one"}
+    options = {"t_grid": [1, 3, 6], "pilot_runs": 10, "seed": 0, "adjacency": "distance_one", "stand_in_gap": 2.0}
     table = method.choose_params(problem, np.array([1.0, 50.0]), np.array([1e-3, 1e-6]), options)
     assert table["feasible"].all() and (table["delta"] <= table["delta_limit"] * (1 + 1e-9)).all()
     np.testing.assert_allclose(table["delta"], table["delta_limit"], rtol=1e-6)  # smallest noise
@@ -170,10 +171,62 @@ def test_frontier_gives_the_best_error_at_each_certified_delta() -> None:
     from ddppm.methods.certified.method import FRONTIER_DELTAS
 
     method, problem = get_method("ddppm_certified"), _problem()
-    options = {"t_grid": [1, 4], "pilot_runs": 8, "seed": 0, "adjacency": "distance_one"}
+    options = {"t_grid": [1, 4], "pilot_runs": 8, "seed": 0, "adjacency": "distance_one", "stand_in_gap": 2.0}
     table = method.frontier(problem, [5.0], options, runs=10)
     assert len(table) == len(FRONTIER_DELTAS) and set(table["T"]) <= {1, 4} and table["label"].eq(method.label).all()
     for _, row in table.iterrows():  # each point is a calibration at its δ: certified δ equals it
         params = CertifiedParams.constant(int(row["T"]), float(row["sigma"]))
         assert certified_delta_of(params, 1.0, 5.0) == pytest.approx(row["delta"], rel=1e-6)
     assert table["error_mean"].iloc[-1] < table["error_mean"].iloc[0]  # a looser δ buys a smaller error
+
+
+def _same_shape_other_rows() -> tuple[DistributedProblem, DistributedProblem]:
+    """Two problems of one public shape (sizes, d, W, c) whose private rows differ entirely, spectrum included."""
+    first = _problem(4)
+    rng = np.random.default_rng(99)
+    Y = rng.standard_normal((80, 5)) * np.array([0.3, 0.3, 1.0, 0.3, 2.5])
+    Y /= np.linalg.norm(Y, axis=1).max()
+    second = DistributedProblem.from_partition(Y, np.array_split(np.arange(80), 4), mixing_matrix("ring", 4), 10)
+    return first, second
+
+
+def test_T_and_sigma_do_not_depend_on_the_private_rows() -> None:
+    """Issue 50: T is chosen on the public stand-in, so two data sets of one public shape get identical parameter
+    tables (pilot errors included) and identical frontier (T, σ) columns; only the measured errors differ."""
+    method, (first, second) = get_method("ddppm_certified"), _same_shape_other_rows()
+    options = {"t_grid": [1, 2, 4, 8], "pilot_runs": 8, "seed": 0, "adjacency": "distance_one", "stand_in_gap": 2.0}
+    eps, limits = np.array([0.5, 5.0, 50.0]), np.array([1e-2, 1e-4, 1e-6])
+    a, b = (method.choose_params(p, eps, limits, options) for p in (first, second))
+    assert len(a) == 3 and a["chosen_by"].str.endswith(": public").all()
+    pd.testing.assert_frame_equal(a, b)
+    fa, fb = (method.frontier(p, [2.0, 20.0], options, runs=4) for p in (first, second))
+    pd.testing.assert_frame_equal(fa[["eps", "delta", "T", "sigma"]], fb[["eps", "delta", "T", "sigma"]])
+    assert not np.allclose(fa["error_mean"], fb["error_mean"])  # the errors are measured on each data set
+
+
+def test_chosen_T_is_the_argmin_of_the_pilot_error_on_the_stand_in() -> None:
+    """Simulation identity, by an independent route: the stand-in's pilot runs rerun agent by agent (c rounds of
+    gossip, :func:`certified_agentwise`), each error eq. (37) against the stand-in's own top left singular vector
+    from an SVD; the table's T is their argmin over ``t_grid`` and its ``pilot_error`` their minimum."""
+    from ddppm.common_task.certified import noise_multiplier
+    from ddppm.methods.certified.stand_in import PublicShape, public_stand_in
+
+    method, problem = get_method("ddppm_certified"), _problem()
+    options = {"t_grid": [1, 2, 5], "pilot_runs": 6, "seed": 2, "adjacency": "distance_one", "stand_in_gap": 1.5}
+    table = method.choose_params(problem, np.array([1.0, 30.0]), np.array([1e-3, 1e-6]), options)
+    stand_in = public_stand_in(PublicShape.of(problem), 1.5, 2)
+    u = np.linalg.svd(stand_in.X, full_matrices=False)[0][:, 0]
+    for _, row in table.iterrows():
+        means = []
+        for T in options["t_grid"]:
+            params = CertifiedParams.constant(T, noise_multiplier(row["eps"], row["delta_limit"], T))  # Δ = 1
+            rngs = run_generators(2, ("ddppm_certified", "pilot", T), range(6))
+            draws, errors = draw(rngs, T, 4, 5, 1), []
+            for r in range(6):
+                bases = certified_agentwise(stand_in.blocks, stand_in.W, stand_in.c, params, draws, run=r).bases
+                q = np.concatenate([Xj @ bases[j, 0, :, 0] for j, Xj in enumerate(stand_in.blocks)])
+                errors.append(np.sqrt(max(0.0, 1.0 - (u @ q) ** 2 / (q @ q))))
+            means.append(np.mean(errors))
+        assert row["T"] == options["t_grid"][int(np.argmin(means))]
+        assert row["pilot_error"] == pytest.approx(min(means), rel=1e-8)
+        assert row["sigma"] == pytest.approx(noise_multiplier(row["eps"], row["delta_limit"], int(row["T"])))

@@ -6,10 +6,11 @@ so one parameter table serves every threat model of the run (:attr:`delta_holds_
 
 **Parameters on the journal figures** (:meth:`CertifiedDDPPM.choose_params`). At each (ε, δ limit) and each T of
 ``t_grid``, the constant noise ``σ = Δ · noise_multiplier(ε, δ limit, T)`` meets the limit exactly; T is the one
-whose mean error over ``pilot_runs`` pilot runs (seeds of their own) is smallest. Like the journal method's
-calibration, this choice looks at the data and is not itself private: it is the frontier's best point, reported
-as such. **On the common task** T is the power-method family's L (``common.iterations``), so the comparison with
-the noisy power methods is on equal terms.
+whose mean error over ``pilot_runs`` pilot runs (seeds of their own) is smallest **on a public stand-in**
+(:mod:`.stand_in`: spiked rows of the data set's public shape, gap ``stand_in_gap``), never on the private rows. So
+T and σ are functions of public inputs only (the shape, ε, the δ limit, the options) and the certified δ covers the
+whole route. **On the common task** T is the power-method family's L (``common.iterations``), so the comparison
+with the noisy power methods is on equal terms.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ddppm.methods.base import PROVEN_EVERY_OBSERVER, Method, param_table, regis
 from ddppm.methods.certified.accounting import certified_delta_of, view_log_density_terms
 from ddppm.methods.certified.algorithm import CertifiedParams, Draws, certified_network, draw
 from ddppm.methods.certified.deflation import CertifiedDeflation
+from ddppm.methods.certified.stand_in import PublicShape, public_stand_in
 
 
 def local_grams(blocks: Sequence[np.ndarray]) -> np.ndarray:
@@ -60,6 +62,10 @@ def left_vector_errors(problem: DistributedProblem, bases: np.ndarray) -> np.nda
     return sin_error(problem.top_eigenvector, q)
 
 
+CHOSEN_ON_STAND_IN = "pilot runs on a public stand-in of the data set's public shape: public"
+"""Column ``chosen_by`` of the parameter table (:mod:`.stand_in`; docs/privacy.md, "Where each parameter comes
+from")."""
+
 FRONTIER_DELTAS = tuple(float(x) for x in np.logspace(-12, np.log10(0.9), 25))
 """The δ grid of the certified frontier (:meth:`CertifiedDDPPM.frontier`): 10⁻¹² to 0.9, log-spaced."""
 
@@ -85,8 +91,25 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
                 "default": [1, 2, 3, 4, 6, 8, 12],
                 "description": "iteration counts T tried at each ε (each with the noise that meets the δ limit)",
             },
-            "pilot_runs": {"type": "integer", "minimum": 2, "default": 50, "description": "runs that choose T"},
-            "seed": {"type": "integer", "minimum": 0, "default": 5, "description": "seed of the pilot runs"},
+            "pilot_runs": {
+                "type": "integer",
+                "minimum": 2,
+                "default": 50,
+                "description": "pilot runs per T on the public stand-in that choose T",
+            },
+            "seed": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 5,
+                "description": "seed of the public stand-in's rows and of the pilot runs",
+            },
+            "stand_in_gap": {
+                "type": "number",
+                "exclusiveMinimum": 1,
+                "default": 2.0,
+                "description": "assumed spectral gap λ₁/λ₂ of the public stand-in on which T is chosen (a public "
+                "assumption, the advisor's default; never read from the data)",
+            },
             "adjacency": {
                 "enum": list(ADJACENCIES),
                 "default": "distance_one",
@@ -105,31 +128,38 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
         run = certified_network(grams, problem.Wc, params, draw(rngs, params.T, problem.m, problem.d, 1))
         return left_vector_errors(problem, run.bases)
 
-    def _best_T(
-        self, problem: DistributedProblem, grams: np.ndarray, eps: float, limit: float, options: dict[str, Any]
-    ) -> tuple[float, int, float]:
-        """``(pilot error, T, σ)`` of the T of ``t_grid`` whose pilot runs have the smallest mean error, each T with
-        the constant σ that meets ``limit`` at ε exactly."""
-        delta, best = self._sensitivity(options["adjacency"]), None
+    def stand_in(self, problem: DistributedProblem, options: dict[str, Any]) -> DistributedProblem:
+        """The public stand-in of ``problem`` (:func:`.stand_in.public_stand_in`): only its public shape is read."""
+        return public_stand_in(PublicShape.of(problem), float(options["stand_in_gap"]), int(options["seed"]))
+
+    def pilot_errors(self, stand_in: DistributedProblem, eps: float, limit: float,
+                     options: dict[str, Any]) -> list[tuple[float, int, float]]:  # fmt: skip
+        """``(mean pilot error, T, σ)`` for each T of ``t_grid`` on the public ``stand_in``, each T with the constant
+        σ that meets ``limit`` at ε exactly."""
+        delta, grams, rows = self._sensitivity(options["adjacency"]), local_grams(stand_in.blocks), []
         for T in options["t_grid"]:
             sigma = delta * noise_multiplier(float(eps), float(limit), int(T))
             pilots = run_generators(int(options["seed"]), (self.name, "pilot", int(T)), range(options["pilot_runs"]))
-            error = float(self._mean_error(problem, grams, CertifiedParams.constant(T, sigma), pilots).mean())
-            if best is None or error < best[0]:
-                best = (error, int(T), sigma)
-        assert best is not None  # t_grid has at least one T (schema)
-        return best
+            error = float(self._mean_error(stand_in, grams, CertifiedParams.constant(T, sigma), pilots).mean())
+            rows.append((error, int(T), sigma))
+        return rows
+
+    def _best_T(self, stand_in: DistributedProblem, eps: float, limit: float,
+                options: dict[str, Any]) -> tuple[float, int, float]:  # fmt: skip
+        """The ``(pilot error, T, σ)`` of :meth:`pilot_errors` with the smallest pilot error (the first on a tie)."""
+        return min(self.pilot_errors(stand_in, eps, limit, options), key=lambda row: row[0])
 
     def frontier(
         self, problem: DistributedProblem, eps_grid: Sequence[float], options: dict[str, Any], runs: int = 100
     ) -> pd.DataFrame:
         """The certified frontier: at each ε and each δ of :data:`FRONTIER_DELTAS`, the error of the best T (pilot
         runs choose it, ``runs`` fresh runs measure it). Its δ holds for every neighbour and observer, so it is the
-        same under every threat model: the journal method's calibration frontier is drawn against it."""
-        grams, rows = local_grams(problem.blocks), []
+        same under every threat model: the journal method's calibration frontier is drawn against it. T is chosen on
+        the public stand-in (:meth:`stand_in`), so the (T, σ) columns do not depend on the private rows."""
+        grams, stand_in, rows = local_grams(problem.blocks), self.stand_in(problem, options), []
         for e in eps_grid:
             for limit in FRONTIER_DELTAS:
-                _, T, sigma = self._best_T(problem, grams, float(e), limit, options)
+                _, T, sigma = self._best_T(stand_in, float(e), limit, options)
                 fresh = run_generators(int(options["seed"]), (self.name, "frontier", float(e), limit), range(runs))
                 errors = self._mean_error(problem, grams, CertifiedParams.constant(T, sigma), fresh)
                 rows.append({"eps": float(e), "delta": limit, "T": T, "sigma": sigma, "error_mean": errors.mean()})
@@ -140,10 +170,12 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
     def choose_params(
         self, problem: DistributedProblem, eps: np.ndarray, delta_limits: np.ndarray, options: dict[str, Any]
     ) -> pd.DataFrame:
-        grams, delta = local_grams(problem.blocks), self._sensitivity(options["adjacency"])
+        """One row per (ε, δ limit): T and σ chosen on the public stand-in (:meth:`pilot_errors`), the certified δ
+        they reach, and ``pilot_error``, the chosen T's mean error on the stand-in (not on the data)."""
+        stand_in, delta = self.stand_in(problem, options), self._sensitivity(options["adjacency"])
         rows = []
         for e, limit in zip(eps, delta_limits, strict=True):
-            best = self._best_T(problem, grams, float(e), float(limit), options)
+            best = self._best_T(stand_in, float(e), float(limit), options)
             params = CertifiedParams.constant(best[1], best[2])
             achieved = certified_delta_of(params, delta, float(e))
             rows.append(
@@ -157,6 +189,7 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
                     "T": best[1],
                     "sigma": best[2],
                     "pilot_error": best[0],
+                    "chosen_by": CHOSEN_ON_STAND_IN,
                 }
             )
         return param_table(rows)

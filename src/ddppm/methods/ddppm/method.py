@@ -1,7 +1,8 @@
 """D-DP-PM (journal Algorithm 1) as a registered method: calibrated parameters, Monte-Carlo errors.
 
 Its parameter table is the accounting engine's choice per (ε, threat model): see :mod:`ddppm.methods.ddppm.steps`
-and the rules in ``workflow/rules/methods/ddppm.smk``; the schema is in :mod:`ddppm.methods.ddppm.params`.
+and the rules in ``workflow/rules/methods/ddppm.smk``; the schema is in :mod:`ddppm.methods.ddppm.params`. The
+choice is by Monte-Carlo error on the data: the paper's own practice, not covered by δ (column ``chosen_by``).
 """
 
 from __future__ import annotations

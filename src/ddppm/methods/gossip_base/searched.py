@@ -11,7 +11,8 @@ The rows go beside the "which method" table (privacy column ``searched``), never
   left vector, would pick T = 1, whose right-vector estimate is the consensus of ``Xᵀq^(0)``: chance). The
   calibration compares Definition 1's hockey-stick δ with the limit (``delta_statistic: hockey``): a choice that
   meets it meets the common standard for every neighbour the search found (the workshop's: its iterations'
-  hockey stick plus the final release's δ, composed), and for no more.
+  hockey stick plus the final release's δ, composed), and for no more. The choice by error on these rows is the
+  paper's own practice and is **not covered by δ** (column ``chosen_by``).
 * **What is estimated.** The top direction ``v`` from what the algorithm releases anyway: agent 0's consensus
   ``z_0^(T+1/2) = m Σ_j (W^c)_0j z_j^(T)`` of the last released ``z^(T)``, normalised (post-processing of
   released values, so the accounted δ covers it). k = 1 only: the variants estimate one direction.

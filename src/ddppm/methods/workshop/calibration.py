@@ -6,7 +6,8 @@ For each total ε and its δ limit the budget split (:mod:`.budget`) fixes the i
 screening and confirmation with every (observer, neighbour) pair, worst-case neighbour searches) then picks the
 least-error iteration parameters whose ``max_i δ_i(ε_i)`` meets the iterations' share. The error of a candidate
 depends on ε through ``f(ε)``, so :class:`WorkshopCandidates` returns one error per ε. The chosen table is
-reported in total terms: ``delta = δ_iterations + δ₁ ≤ δ_limit``.
+reported in total terms: ``delta = δ_iterations + δ₁ ≤ δ_limit``. Choosing by the error on the data is the journal
+paper's practice and is not covered by δ (column ``chosen_by``).
 """
 
 from __future__ import annotations
