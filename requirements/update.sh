@@ -13,4 +13,10 @@ python3 -m venv "$tool"
   --generate-hashes --universal --python-version 3.11 --no-header -o requirements/ddppm.lock
 "$tool/bin/uv" pip compile requirements/peers.in --generate-hashes --universal --python-version 3.11 --no-header \
   -o requirements/peers.lock
+# The rules' conda environment is the lock's twin (tests/pipeline/test_environment.py compares them).
+if [ -x .venv/bin/python ]; then
+  .venv/bin/python -m ddppm.pipeline.environment
+else
+  echo "no .venv yet: after requirements/install.sh, run .venv/bin/python -m ddppm.pipeline.environment" >&2
+fi
 echo "requirements/ddppm.lock and requirements/peers.lock updated: git diff --stat requirements/"

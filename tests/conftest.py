@@ -11,13 +11,36 @@ from pathlib import Path
 
 import pytest
 import yaml
+from threadpoolctl import threadpool_limits
 
 from ddppm.testing import copy_checkout
+
+# One BLAS thread per test process and per process it starts (as the Snakefile does for jobs): the suite runs on
+# every core (pytest-xdist) beside Snakemake's jobs, and OpenBLAS threads competing for the same cores made small
+# eigendecompositions hundreds of times slower (a 0.2 s test took 145 s).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]))
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TINY = "tests/config/tiny.yaml"
 TINY_RESULTS = yaml.safe_load((REPO / TINY).read_text())["results_dir"]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks into the node ids
+def pytest_collection_modifyitems(config, items) -> None:
+    """Groups for pytest-xdist's ``--dist loadgroup`` (``run_tests.sh`` runs the suite on every core): every test that
+    uses the session's tiny run, and the real-Slurm tests (which use it too, and start one cluster at a time), on one
+    worker, so the run is made once; every other module's tests on one worker, so its module fixtures are built
+    once. Without xdist the marks do nothing."""
+    cluster = REPO / "tests" / "cluster"
+    for item in items:
+        if "tiny_run" in item.fixturenames or item.path.is_relative_to(cluster):
+            group = "tiny-run"
+        else:
+            group = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def copy_repo(dest: Path) -> Path:

@@ -15,11 +15,22 @@ import numpy as np
 import pytest
 
 from ddppm.common_task.peer_library import FINISHED, NOT_STARTED, TIMED_OUT
-from ddppm.common_task.peers import check_peer_environment, library_seeds, peer_fits
+from ddppm.common_task.peers import (
+    PEER_PYTHON,
+    check_peer_environment,
+    check_peer_python,
+    library_seeds,
+    peer_fits,
+    peer_python,
+)
 from ddppm.common_task.run import summarise
 from ddppm.common_task.task import CommonTask, subspace_error
+from ddppm.config import validate_config
 from ddppm.core.errors import ConfigError, DDPPMError
-from ddppm.experiments.common_peers import peer_runs
+from ddppm.core.network import paper_ring_w
+from ddppm.core.partition import partition_rows
+from ddppm.core.problem import DistributedProblem
+from ddppm.experiments.common_peers import peer_runs, peer_runs_of_dataset
 from ddppm.methods import get_method
 
 STAND_IN = r'''
@@ -169,3 +180,26 @@ def test_a_failing_peer_is_an_error_with_its_stderr(tmp_path: Path, monkeypatch:
 def test_a_missing_peer_environment_names_the_command_and_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"requirements/install.sh.*common.peers.libraries: \[\]"):
         check_peer_environment(tmp_path / "no" / "python")
+
+
+def test_the_configured_interpreter_is_the_one_used(stand_in: str, tmp_path: Path) -> None:
+    used = tmp_path / "used.txt"
+    python = tmp_path / "elsewhere" / "python"
+    python.parent.mkdir()
+    python.write_text(f'#!/bin/sh\necho "$@" >> "{used}"\nexec "{stand_in}" "$@"\n')
+    python.chmod(0o755)
+    config = validate_config({"datasets": ["diabetes"], "epsilons": [1], "delta_limits": {"diabetes": [0.1]}})
+    section = config["common"]
+    assert peer_python(section["peers"]) == PEER_PYTHON  # unset: the checkout's .venv-peers
+    section["peers"] = {**section["peers"], "python": str(python), "libraries": ["diffprivlib"], "ranks": [1],
+                        "epsilons": [1.0], "runs": 2}  # fmt: skip
+    assert check_peer_python(section["peers"]) == python
+    problem = DistributedProblem.from_partition(_rows(24), partition_rows(24, 4, seed=0), paper_ring_w(), 3)
+    runs = peer_runs_of_dataset(problem, "mine", section)
+    assert "peer_library.py" in used.read_text()  # the configured interpreter ran the peers' side
+    assert runs["finished"].all() and len(runs) == 2
+
+
+def test_a_configured_interpreter_that_does_not_exist_is_an_error_naming_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^common\.peers\.python: .*no-python.* is not an executable file"):
+        check_peer_python({"python": str(tmp_path / "no-python"), "libraries": ["diffprivlib"]})

@@ -43,7 +43,7 @@ def work(tmp_path_factory):
     frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(6)]).assign(id=np.arange(300))
     frame.to_csv(work / "data" / "mine.csv", index=False)
     config = yaml.safe_load((work / TINY).read_text())
-    config["dataset_options"]["mine"] = ENTRY
+    config.setdefault("dataset_options", {})["mine"] = ENTRY
     config["common"]["datasets"] = ["wine", "digits", "mine"]
     (work / "mine.yaml").write_text(yaml.safe_dump(config))
     return work
@@ -116,7 +116,7 @@ def test_a_small_set_of_yours_runs_alone_and_its_findings_match_its_table(work) 
     rows = np.random.default_rng(3).uniform([0, 0, 0], [20, 250, 250], (20, 3)).round()
     pd.DataFrame(rows, columns=["chins", "situps", "jumps"]).to_csv(work / "data" / "few.csv", index=False)
     config = yaml.safe_load((work / TINY).read_text())
-    config["dataset_options"]["few"] = {"source": "file", "path": "data/few.csv", "public_bounds": {
+    config.setdefault("dataset_options", {})["few"] = {"source": "file", "path": "data/few.csv", "public_bounds": {
         "kind": "declared", "source": "counts of exercises in a test", "features": [[0, 40], [0, 400], [0, 400]]}}
     config["common"]["datasets"] = ["few"]
     (work / "few.yaml").write_text(yaml.safe_dump(config))

@@ -2,7 +2,7 @@ import sys
 from pathlib import Path
 
 from ddppm.methods import common_task_methods
-from ddppm.common_task.peers import PEERS_LOCK, check_peer_environment, peer_minutes
+from ddppm.common_task.peers import PEERS_LOCK, check_peer_python, peer_minutes
 from ddppm.common_task.settings import common_settings, setting_config_keys
 from ddppm.core.errors import ConfigError
 from ddppm.config import config_notes, validate_config
@@ -15,11 +15,19 @@ from ddppm.pipeline.config import dataset_config, dataset_files, job_params, kno
 from ddppm.pipeline.config import other_results_hint
 from ddppm.pipeline.declared import Declared
 
+# The repository's root, from this file's own place (workflow/rules/common.smk), whichever Snakefile runs it: the
+# root `Snakefile` or the catalog's `workflow/Snakefile`, which includes it (`workflow.basedir` is the folder of
+# the Snakefile snakemake was given, so it differs between the two).
+REPOSITORY = Path(workflow.current_basedir.get_path_or_uri(secret_free=True)).parents[1]
+
 
 def check_calibrated_rule_files():
     """A calibrated method runs in the journal figures only through its own rule file (its calibration jobs)."""
     for method in sorted(set(config["montecarlo"]["methods"])):
-        if get_method(method).calibrated and not Path(workflow.basedir, "workflow", "rules", "methods", f"{method}.smk").exists():
+        if (
+            get_method(method).calibrated
+            and not Path(REPOSITORY, "workflow", "rules", "methods", f"{method}.smk").exists()
+        ):
             experiment = get_method(method).configured_by
             raise ConfigError(
                 f"montecarlo.methods: {method!r} is calibrated but has no rule file workflow/rules/methods/{method}.smk, "
@@ -45,10 +53,10 @@ METHODS = list(config["montecarlo"]["methods"])
 CLOSED_FORM_METHODS = [m for m in METHODS if not get_method(m).calibrated]
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
-SCRIPTS = f"{workflow.basedir}/workflow/scripts"
+SCRIPTS = f"{REPOSITORY}/workflow/scripts"
 # The calibrated methods' rule files this run includes (workflow/rules/methods/<name>.smk of a listed method).
 METHOD_RULE_FILES = [
-    path.stem for path in sorted(Path(workflow.basedir, "workflow", "rules", "methods").glob("*.smk")) if path.stem in METHODS
+    path.stem for path in sorted(Path(REPOSITORY, "workflow", "rules", "methods").glob("*.smk")) if path.stem in METHODS
 ]
 # What the rule files and the experiments add to the default target, the report, Fig. 2's floors, the common task's
 # summary and the frontier figure (ddppm.pipeline.declared): each owner declares once, consumers read lazily (input

@@ -4,16 +4,16 @@ rule prepare_dataset:
         local_file,
     output:
         f"{RESULTS}/data/{{dataset}}/normalized.parquet",
-    params:
-        cfg=params_of("dataset"),
-        code=code_of("prepare_dataset.py", methods=[]),
     log:
         f"{LOGS}/prepare_dataset/{{dataset}}.log",
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        cfg=params_of("dataset"),
+        code=code_of("prepare_dataset.py", methods=[]),
     script:
         "../scripts/prepare_dataset.py"
 
@@ -25,16 +25,16 @@ rule partition:
     output:
         partition=f"{RESULTS}/data/{{dataset}}/partition.parquet",
         network=f"{RESULTS}/data/{{dataset}}/network.parquet",
-    params:
-        cfg=params_of("partition", "network"),
-        code=code_of("partition.py", methods=[]),
     log:
         f"{LOGS}/partition/{{dataset}}.log",
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        cfg=params_of("partition", "network"),
+        code=code_of("partition.py", methods=[]),
     script:
         "../scripts/partition.py"
 
@@ -45,8 +45,8 @@ rule other_results_dir:
         other_results_hint(RESULTS),
     output:
         "{other_results}/{path}",
+    log:
+        f"{LOGS}/other_results_dir/{{other_results}}/{{path}}.log",
     wildcard_constraints:
         other_results="|".join(d for d in ("results", "results-tiny") if d != RESULTS),
         path=".+",
-    log:
-        f"{LOGS}/other_results_dir/{{other_results}}/{{path}}.log",

@@ -12,16 +12,16 @@ rule figure_fig2_panel:
             labels={"dataset": "{dataset}"},
         ),
         pdf=f"{RESULTS}/figures/fig2_{{dataset}}.pdf",
-    params:
-        cfg=params_of("montecarlo.methods", "epsilons", "delta_limits", "threat_models"),
-        code=code_of("figure_fig2.py", methods=METHODS),
     log:
         f"{LOGS}/figures/fig2_{{dataset}}.log",
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        cfg=params_of("montecarlo.methods", "epsilons", "delta_limits", "threat_models"),
+        code=code_of("figure_fig2.py", methods=METHODS),
     script:
         "../scripts/figure_fig2.py"
 
@@ -35,16 +35,16 @@ rule figure_fig2:
     output:
         png=report(f"{RESULTS}/figures/fig2.png", caption="../report/fig2.rst", category="Fig. 2: error vs ε"),
         pdf=f"{RESULTS}/figures/fig2.pdf",
-    params:
-        cfg=global_params("datasets", "threat_models"),
-        code=code_of("figure_fig2.py", methods=METHODS),
     log:
         f"{LOGS}/figures/fig2.log",
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets", "threat_models"),
+        code=code_of("figure_fig2.py", methods=METHODS),
     script:
         "../scripts/figure_fig2.py"
 
@@ -61,16 +61,16 @@ rule summary_table:
             category="Tables",
             labels={"table": "summary"},
         ),
-    params:
-        cfg=global_params("datasets"),
-        code=code_of("summary_table.py", methods=METHODS),
     log:
         f"{LOGS}/tables/summary.log",
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("summary_table.py", methods=METHODS),
     script:
         "../scripts/summary_table.py"
 

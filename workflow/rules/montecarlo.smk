@@ -4,18 +4,18 @@ rule method_params:
         **problem_files(),
     output:
         f"{RESULTS}/params/{{dataset}}/{{method}}.parquet",
-    wildcard_constraints:
-        method="|".join(CLOSED_FORM_METHODS) or "no-closed-form-method",
-    params:
-        cfg=params_of("epsilons", "delta_limits", "methods.{method}"),
-        code=code_of("method_params.py", methods="wildcard"),
     log:
         f"{LOGS}/method_params/{{dataset}}/{{method}}.log",
+    wildcard_constraints:
+        method="|".join(CLOSED_FORM_METHODS) or "no-closed-form-method",
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        cfg=params_of("epsilons", "delta_limits", "methods.{method}"),
+        code=code_of("method_params.py", methods="wildcard"),
     script:
         "../scripts/method_params.py"
 
@@ -32,18 +32,18 @@ rule montecarlo_chunk:
         params=f"{RESULTS}/params/{{dataset}}/{{method}}.parquet",
     output:
         temp(f"{RESULTS}/runs/{{dataset}}/{{method}}/chunk~{{chunk}}-of-{{chunks}}.parquet"),
-    params:
-        cfg=params_of("montecarlo.runs", "montecarlo.seed", "methods.{method}"),
-        code=code_of("montecarlo_chunk.py", methods="wildcard"),
     log:
         f"{LOGS}/montecarlo/{{dataset}}/{{method}}/chunk~{{chunk}}-of-{{chunks}}.log",
     benchmark:
         f"{BENCH}/montecarlo/{{dataset}}/{{method}}/chunk~{{chunk}}-of-{{chunks}}.tsv"
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        cfg=params_of("montecarlo.runs", "montecarlo.seed", "methods.{method}"),
+        code=code_of("montecarlo_chunk.py", methods="wildcard"),
     script:
         "../scripts/montecarlo_chunk.py"
 
@@ -55,19 +55,19 @@ rule montecarlo:
         unpack(montecarlo_inputs),
     output:
         f"{RESULTS}/runs/{{dataset}}/{{method}}.parquet",
-    params:
-        # The chunks are temporary: this job carries what they read, so a change reruns it and them.
-        cfg=params_of("montecarlo.runs", "montecarlo.seed", "methods.{method}"),
-        code=code_of("montecarlo_chunk.py", "montecarlo.py", methods="wildcard"),
     log:
         f"{LOGS}/montecarlo/{{dataset}}/{{method}}.log",
     benchmark:
         f"{BENCH}/montecarlo/{{dataset}}/{{method}}.tsv"
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        # The chunks are temporary: this job carries what they read, so a change reruns it and them.
+        cfg=params_of("montecarlo.runs", "montecarlo.seed", "methods.{method}"),
+        code=code_of("montecarlo_chunk.py", "montecarlo.py", methods="wildcard"),
     script:
         "../scripts/montecarlo.py"
 
@@ -78,16 +78,16 @@ rule summarize_runs:
         lambda wc: expand(f"{RESULTS}/runs/{{dataset}}/{{method}}.parquet", dataset=wc.dataset, method=METHODS),
     output:
         f"{RESULTS}/tables/errors_{{dataset}}.parquet",
-    params:
-        cfg=params_of("montecarlo.runs", "montecarlo.methods", "epsilons"),
-        code=code_of("summarize_runs.py", methods=METHODS),
     log:
         f"{LOGS}/summarize_runs/{{dataset}}.log",
+    conda:
+        "../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/ddppm.yaml"
+    params:
+        cfg=params_of("montecarlo.runs", "montecarlo.methods", "epsilons"),
+        code=code_of("summarize_runs.py", methods=METHODS),
     script:
         "../scripts/summarize_runs.py"
 

@@ -17,13 +17,13 @@ rule summary_table_html:
             subcategory="Fig. 2 summary per data set",
             labels={"data set": "{dataset}", "table": "summary"},
         ),
-    params:
-        cfg=global_params("datasets"),
-        code=code_of("summary_table_html.py", methods=METHODS),
     log:
         f"{LOGS}/tables/summary_{{dataset}}_html.log",
     conda:
         "../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("summary_table_html.py", methods=METHODS),
     script:
         "../scripts/summary_table_html.py"
 
@@ -41,13 +41,13 @@ rule provenance_table:
             subcategory="Provenance",
             labels={"table": "provenance"},
         ),
-    params:
-        cfg=global_params("datasets"),
-        code=code_of("provenance_table.py", methods=[]),
     log:
         f"{LOGS}/report/provenance.log",
     conda:
         "../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("provenance_table.py", methods=[]),
     script:
         "../scripts/provenance_table.py"
 
@@ -67,13 +67,13 @@ rule report_landing:
             category="Findings",
             labels={"page": "every finding"},
         ),
-    params:
-        cfg=global_params("datasets", "threat_models", "montecarlo", "experiments", "verdict"),
-        code=code_of("report_landing.py", methods=METHODS),
     log:
         f"{LOGS}/report/landing.log",
     conda:
         "../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets", "threat_models", "montecarlo", "experiments", "verdict"),
+        code=code_of("report_landing.py", methods=METHODS),
     script:
         "../scripts/report_landing.py"
 
@@ -88,16 +88,16 @@ rule rule_graph:
             labels={"figure": "rule graph"},
         ),
         pdf=f"{RESULTS}/report/rule_graph.pdf",
+    log:
+        f"{LOGS}/report/rule_graph.log",
+    conda:
+        "../envs/ddppm.yaml"
     params:
         snakefile=workflow.main_snakefile,
         # What shapes the graph: the rules, and the config keys that choose what the default target builds.
         rules=sorted(r.name for r in workflow.rules),
         cfg=global_params("experiments", "datasets", "montecarlo", "common", "methods"),
         code=code_of("rule_graph.py", methods=[]),
-    log:
-        f"{LOGS}/report/rule_graph.log",
-    conda:
-        "../envs/ddppm.yaml"
     script:
         "../scripts/rule_graph.py"
 

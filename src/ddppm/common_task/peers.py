@@ -39,7 +39,11 @@ PEER_REQUIREMENTS = ("diffprivlib==0.6.6", "opendp[scikit-learn]==0.16.0", "scik
 scikit-learn up to 1.8.0, not beside the project's 1.9."""
 
 PEER_PYTHON = Path(__file__).resolve().parents[3] / ".venv-peers" / "bin" / "python"
-"""The peers' interpreter in a checkout (``requirements/install.sh`` builds it)."""
+"""The peers' interpreter in a checkout (``requirements/install.sh`` builds it): the default of
+:data:`PYTHON_KEY`."""
+
+PYTHON_KEY = "common.peers.python"
+"""The config key naming the peers' interpreter (:func:`peer_python`)."""
 
 BUILD_COMMAND = "requirements/install.sh"
 WATCHDOG_SLACK, WATCHDOG_MARGIN = 30.0, 60.0
@@ -62,14 +66,35 @@ def peer_minutes(config: dict[str, Any], full: bool) -> int:
     return int(math.ceil(points * seconds / 60)) + 1
 
 
+def peer_python(peers: Mapping[str, Any]) -> Path:
+    """The peers' interpreter of the config section ``common.peers``: its ``python`` (:data:`PYTHON_KEY`; a
+    relative path from the working directory) when set, else the checkout's :data:`PEER_PYTHON`."""
+    configured = peers.get("python")
+    return Path(configured) if configured else PEER_PYTHON
+
+
 def check_peer_environment(python: str | Path = PEER_PYTHON, key: str = "common.peers.libraries") -> None:
     """Raise :class:`ConfigError` (before any job runs) when the peers' interpreter is missing, naming the command
     that builds it and the config key that leaves the peers out."""
     if not os.access(python, os.X_OK):
         raise ConfigError(
             f"{key}: the peers (diffprivlib, OpenDP) run in their own environment and {python} does not exist; "
-            f"build it with `{BUILD_COMMAND}` (./run.sh and ./run_tests.sh do), or set {key}: [] to leave them out"
+            f"build it with `{BUILD_COMMAND}` (./run.sh and ./run_tests.sh do), set {PYTHON_KEY} to an interpreter "
+            f"that has them, or set {key}: [] to leave them out"
         )
+
+
+def check_peer_python(peers: Mapping[str, Any]) -> Path:
+    """The peers' interpreter of ``common.peers`` (:func:`peer_python`), checked: :class:`ConfigError` naming
+    :data:`PYTHON_KEY` when a configured one is not an executable file, else :func:`check_peer_environment`."""
+    python = peer_python(peers)
+    if peers.get("python") and not (python.is_file() and os.access(python, os.X_OK)):
+        raise ConfigError(
+            f"{PYTHON_KEY}: {python} (from {Path.cwd()}) is not an executable file; point it at a Python with "
+            "diffprivlib and OpenDP (requirements/peers.lock), or set common.peers.libraries: [] to leave them out"
+        )
+    check_peer_environment(python)
+    return python
 
 
 def _call(python: str | Path, argv: list[str], what: str, timeout: float | None = None) -> None:

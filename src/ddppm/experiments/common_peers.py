@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.common_task.peers import PEER_PYTHON, library_seeds, peer_fits
+from ddppm.common_task.peers import PEER_PYTHON, library_seeds, peer_fits, peer_python
 from ddppm.common_task.run import run_rows, summarise
 from ddppm.common_task.settings import PREPARED, task_options
 from ddppm.common_task.task import CommonTask, subspace_error
@@ -114,13 +114,15 @@ def peer_runs_of_dataset(
     problem: DistributedProblem, dataset: str, section: dict[str, Any], full: bool = False, python: Any = None
 ) -> pd.DataFrame:
     """Every fit of every library of ``common.peers.libraries`` on one data set (the ranks below its dimension), in
-    the common task's runs format with the column ``finished``."""
+    the common task's runs format with the column ``finished``, by ``python`` (default: ``common.peers.python``,
+    :func:`ddppm.common_task.peers.peer_python`)."""
 
     grid = peer_grid(section, full)
     methods = peer_library_methods(section["peers"]["libraries"])
     tasks = [CommonTask.from_problem(problem, k) for k in grid.ranks if k < problem.d]
     return peer_runs(tasks, methods, grid.epsilons, float(section["delta"]), grid.runs, int(section["seed"]),
-                     grid.point_seconds, task_options(section), dataset, python or PEER_PYTHON)  # fmt: skip
+                     grid.point_seconds, task_options(section), dataset,
+                     python or peer_python(section["peers"]))  # fmt: skip
 
 
 MIN_FITS_QUOTED = 5

@@ -19,27 +19,36 @@ rule audit_journal:
         floor=f"{RESULTS}/methods/{AUDIT_JOURNAL_METHOD}/{{dataset}}/floor.parquet",
     output:
         parquet=f"{AUDIT}/journal/{{dataset}}.parquet",
-    params:
-        **step_params("audit.journal", "audit", "verdict", methods=[AUDIT_JOURNAL_METHOD]),
     log:
         f"{LOGS}/audit/journal_{{dataset}}.log",
     benchmark:
         f"{BENCH}/audit/journal_{{dataset}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        **step_params("audit.journal", "audit", "verdict", methods=[AUDIT_JOURNAL_METHOD]),
     script:
         "../../scripts/experiment_step.py"
 
 
 rule audit_method:
     """Privacy audit: one method or mutant (`<method>~<mutant>`) at every claimed ε, on its witness pair."""
-    wildcard_constraints:
-        entry="|".join(AUDIT_EXPERIMENT.entries(config)),
     output:
         parquet=f"{AUDIT}/methods/{{entry}}.parquet",
+    log:
+        f"{LOGS}/audit/method_{{entry}}.log",
+    benchmark:
+        f"{BENCH}/audit/method_{{entry}}.tsv"
+    wildcard_constraints:
+        entry="|".join(AUDIT_EXPERIMENT.entries(config)),
+    conda:
+        "../../envs/ddppm.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
     params:
         **step_params(
             "audit.method",
@@ -47,15 +56,6 @@ rule audit_method:
             "common.iterations",
             methods=lambda wc: [AUDIT_EXPERIMENT.entry_method(wc.entry)],
         ),
-    log:
-        f"{LOGS}/audit/method_{{entry}}.log",
-    benchmark:
-        f"{BENCH}/audit/method_{{entry}}.tsv"
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/experiment_step.py"
 
@@ -75,6 +75,10 @@ rule audit_run:
         ),
         parquet=f"{AUDIT}/summary.parquet",
         findings=f"{AUDIT}/findings.txt",
+    log:
+        f"{LOGS}/audit/run.log",
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         **step_params(
             "audit.run",
@@ -84,10 +88,6 @@ rule audit_run:
             "likelihood-ratio test on the observer's whole view under a witness pair, its verdict (consistent: the "
             "attack did not refute the claim; violated: it did), and the δ gap the draws could resolve.",
         ),
-    log:
-        f"{LOGS}/audit/run.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/experiment_step.py"
 
@@ -104,6 +104,10 @@ rule audit_figure:
             labels={"figure": "claimed against measured ε"},
         ),
         pdf=f"{AUDIT}/figure.pdf",
+    log:
+        f"{LOGS}/audit/figure.log",
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         **step_params(
             "audit.figure",
@@ -111,10 +115,6 @@ rule audit_figure:
             caption="The measured lower bound on ε against the claimed ε: a point above the dotted diagonal is a "
             "claim the attack refutes (a mutant must be there); below it, consistent, which is evidence, not proof.",
         ),
-    log:
-        f"{LOGS}/audit/figure.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/experiment_step.py"
 

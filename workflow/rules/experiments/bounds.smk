@@ -15,20 +15,20 @@ rule bounds_runs:
         records=local_file,
     output:
         runs=f"{BOUNDS}/runs/{{dataset}}.parquet",
-    wildcard_constraints:
-        dataset="|".join(BOUNDS_DATASETS),
-    params:
-        **step_params("bounds.runs", *BOUNDS_KEYS, methods=BOUNDS_USES),
-        records=lambda wc: job_params(config, wc.dataset, ("dataset",)),
     log:
         f"{LOGS}/bounds/runs/{{dataset}}.log",
     benchmark:
         f"{BENCH}/bounds/runs/{{dataset}}.tsv"
+    wildcard_constraints:
+        dataset="|".join(BOUNDS_DATASETS),
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=3000,
         runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        **step_params("bounds.runs", *BOUNDS_KEYS, methods=BOUNDS_USES),
+        records=lambda wc: job_params(config, wc.dataset, ("dataset",)),
     script:
         "../../scripts/experiment_step.py"
 
@@ -47,6 +47,10 @@ rule bounds_summary:
         ),
         parquet=f"{BOUNDS}/summary.parquet",
         findings=f"{BOUNDS}/findings.txt",
+    log:
+        f"{LOGS}/bounds/summary.log",
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         **step_params(
             "bounds.summary",
@@ -54,10 +58,6 @@ rule bounds_summary:
             caption="Every data set, width factor of the declared bounds, preprocessing estimator, method, k and ε: "
             "mean error with its 95 % interval (over preprocessing draws), and the best method per trust level.",
         ),
-    log:
-        f"{LOGS}/bounds/summary.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/experiment_step.py"
 
@@ -74,8 +74,12 @@ rule bounds_figure:
             labels={"figure": "{dataset}"},
         ),
         pdf=f"{BOUNDS}/figures/{{dataset}}.pdf",
+    log:
+        f"{LOGS}/bounds/figures/{{dataset}}.log",
     wildcard_constraints:
         dataset="|".join(BOUNDS_DATASETS),
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         **step_params(
             "bounds.figure",
@@ -83,10 +87,6 @@ rule bounds_figure:
             "the best method (solid: private box then sums; dashed: sums on the declared box), the curator's "
             "private standardisation alone (grey), chance (dotted).",
         ),
-    log:
-        f"{LOGS}/bounds/figures/{{dataset}}.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/experiment_step.py"
 

@@ -18,10 +18,15 @@ COMMON_DATASETS = list(config["common"]["datasets"])
 COMMON_SETTINGS = common_settings(config)
 COMMON_RUNS = [f"{COMMON}/runs/{name}/{ds}.parquet" for name, s in COMMON_SETTINGS.items() for ds in s.datasets]
 COMMON_FIGURES = [f"{COMMON}/figures/{ds}.png" for ds in COMMON_DATASETS] + [
-    f"{COMMON}/figures/{name}/{ds}.png" for name, s in COMMON_SETTINGS.items() if name != "standard" for ds in s.datasets
+    f"{COMMON}/figures/{name}/{ds}.png"
+    for name, s in COMMON_SETTINGS.items()
+    if name != "standard"
+    for ds in s.datasets
 ]
 COMMON_KEYS = tuple(f"common.{k}" for k in ("ranks", "iterations", "runs", "seed"))
-COMMON_ALL_KEYS = tuple(dict.fromkeys(k for name in COMMON_SETTINGS for k in (*COMMON_KEYS, *setting_config_keys(name))))
+COMMON_ALL_KEYS = tuple(
+    dict.fromkeys(k for name in COMMON_SETTINGS for k in (*COMMON_KEYS, *setting_config_keys(name)))
+)
 COMMON_WILDCARDS = {"setting": "|".join(COMMON_SETTINGS), "dataset": "|".join(COMMON_DATASETS)}
 # The peers as installed (common.peers): diffprivlib and OpenDP in their own environment (.venv-peers), which must
 # exist before any job runs; their runs join the summary. The full grid is its own target, common_peers_full.
@@ -33,7 +38,7 @@ COMMON_PEER_KEYS = ("common.peers", "common.delta", "common.adjacency", "common.
 COMMON_PEER_FULL_KEYS = (*COMMON_PEER_KEYS, "common.datasets", "common.ranks", "common.epsilons", "common.runs")
 try:
     if COMMON_PEER_USES:
-        check_peer_environment()
+        check_peer_python(COMMON_PEERS)
 except ConfigError as error:
     raise SystemExit(f"Config error (nothing ran): {error}") from None
 
@@ -46,21 +51,21 @@ rule common_runs:
         records=local_file,  # the standard setting reads the raw records
     output:
         f"{COMMON}/runs/{{setting}}/{{dataset}}.parquet",
-    wildcard_constraints:
-        **COMMON_WILDCARDS,
-    params:
-        cfg=lambda wc: dataset_job_params(config, wc.dataset, (*COMMON_KEYS, *setting_config_keys(wc.setting))),
-        records=lambda wc: raw_records_params(config, wc.setting, wc.dataset),
-        code=code_of("common_runs.py", methods=COMMON_RUN_USES),
     log:
         f"{LOGS}/common/runs/{{setting}}/{{dataset}}.log",
     benchmark:
         f"{BENCH}/common/runs/{{setting}}/{{dataset}}.tsv"
+    wildcard_constraints:
+        **COMMON_WILDCARDS,
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=2000,
         runtime=20,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=lambda wc: dataset_job_params(config, wc.dataset, (*COMMON_KEYS, *setting_config_keys(wc.setting))),
+        records=lambda wc: raw_records_params(config, wc.setting, wc.dataset),
+        code=code_of("common_runs.py", methods=COMMON_RUN_USES),
     script:
         "../../scripts/common_runs.py"
 
@@ -100,13 +105,13 @@ rule common_summary:
         dataset_findings=expand(f"{COMMON}/datasets/{{dataset}}/findings.txt", dataset=COMMON_DATASETS),
         dataset_answers=expand(f"{COMMON}/datasets/{{dataset}}/answer.md", dataset=COMMON_DATASETS),
         dataset_which=expand(f"{COMMON}/datasets/{{dataset}}/which_method.csv", dataset=COMMON_DATASETS),
-    params:
-        cfg=global_params(*COMMON_ALL_KEYS, "common.settings", "common.searched", "common.claims", "threat_models"),
-        code=code_of("common_summary.py", methods=COMMON_USES),
     log:
         f"{LOGS}/common/summary.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params(*COMMON_ALL_KEYS, "common.settings", "common.searched", "common.claims", "threat_models"),
+        code=code_of("common_summary.py", methods=COMMON_USES),
     script:
         "../../scripts/common_summary.py"
 
@@ -124,19 +129,19 @@ rule common_figure:
             labels={"figure": "{dataset}"},
         ),
         pdf=f"{COMMON}/figures/{{dataset}}.pdf",
+    log:
+        f"{LOGS}/common/figure_{{dataset}}.log",
     wildcard_constraints:
         dataset=COMMON_WILDCARDS["dataset"],
+    conda:
+        "../../envs/ddppm.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         cfg=global_params("common.delta", "common.adjacency"),
         code=code_of("common_figure.py", methods=COMMON_USES),
         setting="standard",
-    log:
-        f"{LOGS}/common/figure_{{dataset}}.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/common_figure.py"
 
@@ -151,14 +156,14 @@ use rule common_figure as common_figure_setting with:
             labels={"figure": "{dataset}", "setting": "{setting}"},
         ),
         pdf=f"{COMMON}/figures/{{setting}}/{{dataset}}.pdf",
+    log:
+        f"{LOGS}/common/figure_{{setting}}_{{dataset}}.log",
     wildcard_constraints:
         **COMMON_WILDCARDS,
     params:
         cfg=global_params("common.delta", "common.adjacency"),
         code=code_of("common_figure.py", methods=COMMON_USES),
         setting=lambda wc: wc.setting,
-    log:
-        f"{LOGS}/common/figure_{{setting}}_{{dataset}}.log",
 
 
 rule common_clipping:
@@ -174,15 +179,15 @@ rule common_clipping:
             category=COMMON_EXPERIMENT.title,
             labels={"table": "clipping by the public bounds"},
         ),
+    log:
+        f"{LOGS}/common/clipping.log",
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         cfg=global_params("common.datasets", "common.ranks"),
         # each data set's loader options and public bounds only (not its agents, network or Monte-Carlo layout)
         loaders=lambda wc: {ds: job_params(config, ds, ("dataset",)) for ds in COMMON_DATASETS},
         code=code_of("common_clipping.py", methods=[]),
-    log:
-        f"{LOGS}/common/clipping.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/common_clipping.py"
 
@@ -194,22 +199,22 @@ rule common_peers:
         unpack(problem_files),
     output:
         f"{COMMON}/peers/{{dataset}}.parquet",
+    log:
+        f"{LOGS}/common/peers/{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/common/peers/{{dataset}}.tsv"
     wildcard_constraints:
         dataset="|".join(COMMON_PEER_DATASETS) or "none",
+    conda:
+        "../../envs/ddppm.yaml"
+    resources:
+        mem_mb=1500,
+        runtime=lambda wc: peer_minutes(config, full=False),
     params:
         cfg=lambda wc: job_params(config, None, COMMON_PEER_KEYS),
         code=code_of("common_peers.py", methods=COMMON_PEER_USES),
         peers_lock=PEERS_LOCK,
         full=False,
-    log:
-        f"{LOGS}/common/peers/{{dataset}}.log",
-    benchmark:
-        f"{BENCH}/common/peers/{{dataset}}.tsv"
-    resources:
-        mem_mb=1500,
-        runtime=lambda wc: peer_minutes(config, full=False),
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/common_peers.py"
 
@@ -217,20 +222,20 @@ rule common_peers:
 use rule common_peers as common_peers_full_runs with:
     output:
         f"{COMMON}/peers_full/{{dataset}}.parquet",
+    log:
+        f"{LOGS}/common/peers_full/{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/common/peers_full/{{dataset}}.tsv"
     wildcard_constraints:
         dataset=COMMON_WILDCARDS["dataset"],
+    resources:
+        mem_mb=1500,
+        runtime=lambda wc: peer_minutes(config, full=True),
     params:
         cfg=lambda wc: job_params(config, None, COMMON_PEER_FULL_KEYS),
         code=code_of("common_peers.py", methods=COMMON_PEER_USES),
         peers_lock=PEERS_LOCK,
         full=True,
-    log:
-        f"{LOGS}/common/peers_full/{{dataset}}.log",
-    benchmark:
-        f"{BENCH}/common/peers_full/{{dataset}}.tsv"
-    resources:
-        mem_mb=1500,
-        runtime=lambda wc: peer_minutes(config, full=True),
 
 
 rule common_peers_full_summary:
@@ -241,12 +246,12 @@ rule common_peers_full_summary:
     output:
         summary=f"{COMMON}/peers_full/summary.csv",
         summary_page=html_twin(f"{COMMON}/peers_full/summary.csv"),
-    params:
-        code=code_of("common_peers_full_summary.py", methods=COMMON_PEER_USES),
     log:
         f"{LOGS}/common/peers_full_summary.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        code=code_of("common_peers_full_summary.py", methods=COMMON_PEER_USES),
     script:
         "../../scripts/common_peers_full_summary.py"
 
@@ -277,4 +282,3 @@ localrules:
     common_figure,
     common_figure_setting,
     common_task,
-

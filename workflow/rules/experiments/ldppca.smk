@@ -9,28 +9,30 @@ LDPPCA_EXPERIMENT = get_experiment("ldppca")
 LDPPCA_USES = LDPPCA_EXPERIMENT.methods_used(config)  # the registry entries its jobs use (rule code)
 LDPPCA = f"{RESULTS}/ldppca"
 LDPPCA_PANELS = {fig: range(len(config["ldppca"][fig]["panels"])) for fig in LDPPCA_FIGURES}
-LDPPCA_FIGURE_FILES = {fig: [f"{RESULTS}/figures/ldppca_{fig}.{ext}" for ext in ("png", "pdf")] for fig in LDPPCA_FIGURES}
+LDPPCA_FIGURE_FILES = {
+    fig: [f"{RESULTS}/figures/ldppca_{fig}.{ext}" for ext in ("png", "pdf")] for fig in LDPPCA_FIGURES
+}
 
 
 rule ldppca_panel:
     """Local-DP PCA: every run of one panel of one figure (all k/s rows, σ calibrations and methods)."""
     output:
         f"{LDPPCA}/{{ldppca_figure}}/runs~panel{{ldppca_panel}}.parquet",
-    wildcard_constraints:
-        ldppca_figure="|".join(LDPPCA_FIGURES),
-        ldppca_panel=r"[0-9]+",
-    params:
-        cfg=lambda wc: ldppca_panel_config(config["ldppca"], wc.ldppca_figure, int(wc.ldppca_panel)),
-        code=code_of("ldppca_panel.py", methods=LDPPCA_USES),
     log:
         f"{LOGS}/ldppca/{{ldppca_figure}}/panel{{ldppca_panel}}.log",
     benchmark:
         f"{BENCH}/ldppca/{{ldppca_figure}}/panel{{ldppca_panel}}.tsv"
+    wildcard_constraints:
+        ldppca_figure="|".join(LDPPCA_FIGURES),
+        ldppca_panel=r"[0-9]+",
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=lambda wc: ldppca_panel_config(config["ldppca"], wc.ldppca_figure, int(wc.ldppca_panel)),
+        code=code_of("ldppca_panel.py", methods=LDPPCA_USES),
     script:
         "../../scripts/ldppca_panel.py"
 
@@ -44,18 +46,18 @@ rule ldppca_summary:
     output:
         summary=f"{LDPPCA}/{{ldppca_figure}}/summary.parquet",
         fits=f"{LDPPCA}/{{ldppca_figure}}/theory_fit.parquet",
-    wildcard_constraints:
-        ldppca_figure="|".join(LDPPCA_FIGURES),
-    params:
-        cfg=lambda wc: ldppca_section_params(config["ldppca"], ("spike", "fit", wc.ldppca_figure)),
-        code=code_of("ldppca_summary.py", methods=LDPPCA_USES),
     log:
         f"{LOGS}/ldppca/{{ldppca_figure}}/summary.log",
+    wildcard_constraints:
+        ldppca_figure="|".join(LDPPCA_FIGURES),
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=lambda wc: ldppca_section_params(config["ldppca"], ("spike", "fit", wc.ldppca_figure)),
+        code=code_of("ldppca_summary.py", methods=LDPPCA_USES),
     script:
         "../../scripts/ldppca_summary.py"
 
@@ -73,18 +75,18 @@ rule ldppca_figure:
             labels={"figure": "{ldppca_figure}"},
         ),
         pdf=f"{RESULTS}/figures/ldppca_{{ldppca_figure}}.pdf",
-    wildcard_constraints:
-        ldppca_figure="|".join(LDPPCA_FIGURES),
-    params:
-        cfg=lambda wc: ldppca_section_params(config["ldppca"], ("delta", "sigma_modes", "methods", wc.ldppca_figure)),
-        code=code_of("ldppca_figure.py", methods=LDPPCA_USES),
     log:
         f"{LOGS}/ldppca/{{ldppca_figure}}/figure.log",
+    wildcard_constraints:
+        ldppca_figure="|".join(LDPPCA_FIGURES),
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=lambda wc: ldppca_section_params(config["ldppca"], ("delta", "sigma_modes", "methods", wc.ldppca_figure)),
+        code=code_of("ldppca_figure.py", methods=LDPPCA_USES),
     script:
         "../../scripts/ldppca_figure.py"
 
@@ -105,16 +107,16 @@ rule ldppca_table:
         ),
         fits=f"{LDPPCA}/theory_fit.csv",
         findings=f"{LDPPCA}/findings.txt",
-    params:
-        cfg=global_params("ldppca.delta", "ldppca.sigma_modes"),
-        code=code_of("ldppca_table.py", methods=LDPPCA_USES),
     log:
         f"{LOGS}/ldppca/table.log",
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("ldppca.delta", "ldppca.sigma_modes"),
+        code=code_of("ldppca_table.py", methods=LDPPCA_USES),
     script:
         "../../scripts/ldppca_table.py"
 
@@ -144,4 +146,3 @@ localrules:
     ldppca_fig3,
     ldppca_fig4,
     ldppca,
-

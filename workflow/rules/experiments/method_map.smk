@@ -17,19 +17,19 @@ rule method_map_shape:
     output:
         runs=f"{METHOD_MAP}/shapes/{{shape}}/runs.parquet",
         cells=f"{METHOD_MAP}/shapes/{{shape}}/cells.parquet",
-    wildcard_constraints:
-        shape="|".join(METHOD_MAP_SHAPES),
-    params:
-        **step_params("method_map.shape", "method_map", methods=METHOD_MAP_USES),
     log:
         f"{LOGS}/method_map/{{shape}}.log",
     benchmark:
         f"{BENCH}/method_map/{{shape}}.tsv"
+    wildcard_constraints:
+        shape="|".join(METHOD_MAP_SHAPES),
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=4000,
         runtime=20,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        **step_params("method_map.shape", "method_map", methods=METHOD_MAP_USES),
     script:
         "../../scripts/experiment_step.py"
 
@@ -48,6 +48,10 @@ rule method_map_summary:
         ),
         parquet=f"{METHOD_MAP}/cells.parquet",
         findings=f"{METHOD_MAP}/findings.txt",
+    log:
+        f"{LOGS}/method_map/summary.log",
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         **step_params(
             "method_map.summary",
@@ -56,10 +60,6 @@ rule method_map_summary:
             "set (methods not significantly worse, 95 % paired intervals), whether any method beats chance, and "
             "the paired draws it rests on.",
         ),
-    log:
-        f"{LOGS}/method_map/summary.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/experiment_step.py"
 
@@ -76,8 +76,12 @@ rule method_map_grid:
             labels={"figure": "{factor} and ε"},
         ),
         pdf=f"{METHOD_MAP}/figures/{{factor}}_eps.pdf",
+    log:
+        f"{LOGS}/method_map/{{factor}}_eps.log",
     wildcard_constraints:
         factor="n|d|gap|m|k",
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         **step_params(
             "method_map.grid",
@@ -87,10 +91,6 @@ rule method_map_grid:
             "number, the methods not significantly worse (95 % paired intervals); grey hatched, no method beats "
             "chance; dotted, the common task's data sets at their n or d.",
         ),
-    log:
-        f"{LOGS}/method_map/{{factor}}_eps.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/experiment_step.py"
 
@@ -107,6 +107,10 @@ rule method_map_factors:
             labels={"figure": "one factor at a time"},
         ),
         pdf=f"{METHOD_MAP}/figures/factors.pdf",
+    log:
+        f"{LOGS}/method_map/factors.log",
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         **step_params(
             "method_map.factors",
@@ -114,10 +118,6 @@ rule method_map_factors:
             caption="Which method wins, one factor at a time from the base point, per trust level (colour: the "
             "best; number: the competitive set's size; grey hatched: no method beats chance).",
         ),
-    log:
-        f"{LOGS}/method_map/factors.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/experiment_step.py"
 

@@ -41,19 +41,19 @@ rule ppm_data:
     output:
         interactions=f"{PPM}/data/interactions.parquet",
         reference=f"{PPM}/data/reference.parquet",
-    params:
-        cfg=global_params("ppm.data", "ppm.rank", "ppm.block_size", "ppm.iterations", "ppm.seeds", "ppm.seed"),
-        code=code_of("ppm_data.py", methods=PPM_USES),
-    threads: 1
     log:
         f"{LOGS}/ppm/data.log",
     benchmark:
         f"{BENCH}/ppm/data.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("ppm.data", "ppm.rank", "ppm.block_size", "ppm.iterations", "ppm.seeds", "ppm.seed"),
+        code=code_of("ppm_data.py", methods=PPM_USES),
     script:
         "../../scripts/ppm_data.py"
 
@@ -65,19 +65,19 @@ rule ppm_runs:
         reference=rules.ppm_data.output.reference,
     output:
         f"{PPM}/runs/{{ppm_method}}.parquet",
-    params:
-        cfg=global_params(*PPM_RUN_KEYS),
-        code=code_of("ppm_runs.py", methods=PPM_USES),
-    threads: 1
     log:
         f"{LOGS}/ppm/runs/{{ppm_method}}.log",
     benchmark:
         f"{BENCH}/ppm/runs/{{ppm_method}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params(*PPM_RUN_KEYS),
+        code=code_of("ppm_runs.py", methods=PPM_USES),
     script:
         "../../scripts/ppm_runs.py"
 
@@ -105,13 +105,13 @@ rule ppm_summary:
             labels={"table": "ε ratio at equal error"},
         ),
         findings=f"{PPM}/tables/findings.txt",
-    params:
-        cfg=global_params(*PPM_SETTINGS, "ppm.eps_ratio_reference", "ppm.claims"),
-        code=code_of("ppm_summary.py", methods=PPM_USES),
     log:
         f"{LOGS}/ppm/summary.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params(*PPM_SETTINGS, "ppm.eps_ratio_reference", "ppm.claims"),
+        code=code_of("ppm_summary.py", methods=PPM_USES),
     script:
         "../../scripts/ppm_summary.py"
 
@@ -129,13 +129,13 @@ rule ppm_figure_fig1:
             labels={"figure": "Fig. 1: error vs ε"},
         ),
         pdf=PPM_FIG1[1],
-    params:
-        cfg=global_params(*PPM_SETTINGS),
-        code=code_of("ppm_figure_fig1.py", methods=PPM_USES),
     log:
         f"{LOGS}/ppm/fig1.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params(*PPM_SETTINGS),
+        code=code_of("ppm_figure_fig1.py", methods=PPM_USES),
     script:
         "../../scripts/ppm_figure_fig1.py"
 
@@ -151,19 +151,19 @@ rule ppm_sensitivity_ratio:
             category=PPM_EXPERIMENT.title,
             labels={"table": "sensitivity ratio r(k, n)"},
         ),
-    params:
-        cfg=global_params("ppm.sensitivity_ratio"),
-        code=code_of("ppm_sensitivity_ratio.py", methods=PPM_USES),
-    threads: 1
     log:
         f"{LOGS}/ppm/sensitivity_ratio.log",
     benchmark:
         f"{BENCH}/ppm/sensitivity_ratio.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("ppm.sensitivity_ratio"),
+        code=code_of("ppm_sensitivity_ratio.py", methods=PPM_USES),
     script:
         "../../scripts/ppm_sensitivity_ratio.py"
 
@@ -180,13 +180,13 @@ rule ppm_figure_fig2:
             labels={"figure": "Fig. 2: sensitivity ratio"},
         ),
         pdf=PPM_FIG2[1],
-    params:
-        cfg=global_params("ppm.sensitivity_ratio"),
-        code=code_of("ppm_figure_fig2.py", methods=PPM_USES),
     log:
         f"{LOGS}/ppm/fig2.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("ppm.sensitivity_ratio"),
+        code=code_of("ppm_figure_fig2.py", methods=PPM_USES),
     script:
         "../../scripts/ppm_figure_fig2.py"
 
@@ -211,4 +211,3 @@ localrules:
     ppm_figure_fig2,
     ppm_fig1,
     ppm_fig2,
-

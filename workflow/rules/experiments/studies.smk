@@ -20,20 +20,20 @@ rule study_runs:
     """Scale study: every run of every method at every point of one study."""
     output:
         f"{STUDIES}/{{study}}/runs.parquet",
-    wildcard_constraints:
-        study="|".join(STUDY_NAMES),
-    params:
-        cfg=lambda wc: job_params(config, None, (*STUDY_KEYS, f"studies.{wc.study}", *STUDY_CONTEXT.get(wc.study, ()))),
-        code=code_of("study_runs.py", methods=STUDIES_USES),
     log:
         f"{LOGS}/studies/{{study}}_runs.log",
     benchmark:
         f"{BENCH}/studies/{{study}}_runs.tsv"
+    wildcard_constraints:
+        study="|".join(STUDY_NAMES),
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=lambda wc: job_params(config, None, (*STUDY_KEYS, f"studies.{wc.study}", *STUDY_CONTEXT.get(wc.study, ()))),
+        code=code_of("study_runs.py", methods=STUDIES_USES),
     script:
         "../../scripts/study_runs.py"
 
@@ -53,15 +53,15 @@ rule study_summary:
         ),
         parquet=f"{STUDIES}/{{study}}/summary.parquet",
         findings=f"{STUDIES}/{{study}}/findings.txt",
+    log:
+        f"{LOGS}/studies/{{study}}_summary.log",
     wildcard_constraints:
         study="|".join(STUDY_NAMES),
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         cfg=lambda wc: job_params(config, None, (f"studies.{wc.study}",)),  # the samples study's claims
         code=code_of("study_summary.py", methods=STUDIES_USES),
-    log:
-        f"{LOGS}/studies/{{study}}_summary.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/study_summary.py"
 
@@ -79,15 +79,15 @@ rule study_figure:
             labels={"figure": "{study}"},
         ),
         pdf=f"{STUDIES}/{{study}}/figure.pdf",
+    log:
+        f"{LOGS}/studies/{{study}}_figure.log",
     wildcard_constraints:
         study="|".join(STUDY_NAMES),
+    conda:
+        "../../envs/ddppm.yaml"
     params:
         cfg=global_params("studies.delta", "studies.adjacency", "studies.runs", "studies.views"),
         code=code_of("study_figure.py", methods=STUDIES_USES),
-    log:
-        f"{LOGS}/studies/{{study}}_figure.log",
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/study_figure.py"
 

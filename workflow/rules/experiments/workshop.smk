@@ -28,13 +28,13 @@ rule workshop_data:
         data=f"{WORKSHOP}/data/normalized.parquet",
         partition=f"{WORKSHOP}/data/partition.parquet",
         network=f"{WORKSHOP}/data/network.parquet",
-    params:
-        cfg=global_params("workshop.data", "workshop.partition", "workshop.network"),
-        code=code_of("workshop_data.py", methods=[]),
     log:
         f"{LOGS}/workshop/data.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("workshop.data", "workshop.partition", "workshop.network"),
+        code=code_of("workshop_data.py", methods=[]),
     script:
         "../../scripts/workshop_data.py"
 
@@ -48,6 +48,16 @@ rule workshop_calibrate:
     output:
         params=f"{WORKSHOP}/calibration/{{workshop_method}}~{{workshop_tm}}.parquet",
         candidates=f"{WORKSHOP}/calibration/{{workshop_method}}~{{workshop_tm}}~candidates.parquet",
+    log:
+        f"{LOGS}/workshop/calibrate/{{workshop_method}}~{{workshop_tm}}.log",
+    benchmark:
+        f"{BENCH}/workshop/calibrate/{{workshop_method}}~{{workshop_tm}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
     params:
         cfg=lambda wc: job_params(
             config,
@@ -61,16 +71,6 @@ rule workshop_calibrate:
             + tuple(f"workshop.{key}" for key in get_method(wc.workshop_method).experiment_options),
         ),
         code=code_of("workshop_calibrate.py", methods=lambda wc: [wc.workshop_method]),
-    threads: 1
-    log:
-        f"{LOGS}/workshop/calibrate/{{workshop_method}}~{{workshop_tm}}.log",
-    benchmark:
-        f"{BENCH}/workshop/calibrate/{{workshop_method}}~{{workshop_tm}}.tsv"
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/workshop_calibrate.py"
 
@@ -89,19 +89,19 @@ rule workshop_runs:
     output:
         runs=f"{WORKSHOP}/runs.parquet",
         params=f"{WORKSHOP}/params.parquet",
-    params:
-        cfg=global_params(*WORKSHOP_RUN_KEYS),
-        code=code_of("workshop_runs.py", methods=WORKSHOP_USES),
-    threads: 1
     log:
         f"{LOGS}/workshop/runs.log",
     benchmark:
         f"{BENCH}/workshop/runs.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params(*WORKSHOP_RUN_KEYS),
+        code=code_of("workshop_runs.py", methods=WORKSHOP_USES),
     script:
         "../../scripts/workshop_runs.py"
 
@@ -137,13 +137,13 @@ rule workshop_summary:
             labels={"table": "claims"},
         ),
         findings=f"{WORKSHOP}/tables/findings.txt",
-    params:
-        cfg=global_params(*WORKSHOP_RUN_KEYS, "workshop.claims"),
-        code=code_of("workshop_summary.py", methods=WORKSHOP_USES),
     log:
         f"{LOGS}/workshop/summary.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params(*WORKSHOP_RUN_KEYS, "workshop.claims"),
+        code=code_of("workshop_summary.py", methods=WORKSHOP_USES),
     script:
         "../../scripts/workshop_summary.py"
 
@@ -160,13 +160,13 @@ rule workshop_figure_fig1:
             labels={"figure": "Fig. 1: error vs ε"},
         ),
         pdf=WORKSHOP_FIG1[1],
-    params:
-        cfg=global_params("workshop.methods", "workshop.threat_models", "workshop.claims", "workshop.labels"),
-        code=code_of("workshop_figure.py", methods=WORKSHOP_USES),
     log:
         f"{LOGS}/workshop/fig1.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("workshop.methods", "workshop.threat_models", "workshop.claims", "workshop.labels"),
+        code=code_of("workshop_figure.py", methods=WORKSHOP_USES),
     script:
         "../../scripts/workshop_figure.py"
 
@@ -183,4 +183,3 @@ localrules:
     workshop_summary,
     workshop_figure_fig1,
     workshop_fig1,
-

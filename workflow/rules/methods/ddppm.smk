@@ -22,9 +22,7 @@ DDPPM_CALIBRATION_KEYS = (
     "threat_models.{threat_model}",
 )
 
-DDPPM_FIG3 = [
-    f"{RESULTS}/figures/fig3_{tm}.{ext}" for tm in DDPPM_THREAT_MODELS(DATASETS[0]) for ext in ("png", "pdf")
-]
+DDPPM_FIG3 = [f"{RESULTS}/figures/fig3_{tm}.{ext}" for tm in DDPPM_THREAT_MODELS(DATASETS[0]) for ext in ("png", "pdf")]
 
 DDPPM_FRONTIER = [
     f"{RESULTS}/figures/frontier_{tm}.{ext}" for tm in DDPPM_THREAT_MODELS(DATASETS[0]) for ext in ("png", "pdf")
@@ -42,18 +40,18 @@ rule ddppm_calibrate_prepare:
         **problem_files(),
     output:
         temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/prepared.pickle"),
-    params:
-        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
-        code=code_of("ddppm_calibrate_prepare.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_calibrate_prepare/{{dataset}}/{{threat_model}}.log",
     benchmark:
         f"{BENCH}/ddppm_calibrate_prepare/{{dataset}}/{{threat_model}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
+        code=code_of("ddppm_calibrate_prepare.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_calibrate_prepare.py"
 
@@ -65,18 +63,18 @@ rule ddppm_calibrate_chunk:
         prepared=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/prepared.pickle",
     output:
         temp(f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.parquet"),
-    params:
-        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
-        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.log",
     benchmark:
         f"{BENCH}/ddppm_calibrate_chunk/{{dataset}}/{{threat_model}}/coarse~{{chunk}}-of-{{chunks}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
+        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_calibrate_chunk.py"
 
@@ -93,18 +91,18 @@ rule ddppm_calibrate:
     output:
         chosen=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/calibration.parquet",
         candidates=f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/candidates.parquet",
-    params:
-        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
-        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py", "ddppm_calibrate.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_calibrate/{{dataset}}/{{threat_model}}.log",
     benchmark:
         f"{BENCH}/ddppm_calibrate/{{dataset}}/{{threat_model}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=params_of(*DDPPM_CALIBRATION_KEYS, drop=["methods.ddppm.calibration.chunks"]),
+        code=code_of("ddppm_calibrate_prepare.py", "ddppm_calibrate_chunk.py", "ddppm_calibrate.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_calibrate.py"
 
@@ -119,16 +117,16 @@ rule ddppm_params:
         ),
     output:
         f"{RESULTS}/params/{{dataset}}/ddppm.parquet",
-    params:
-        cfg=params_of("methods.ddppm.threat_models", "threat_models"),
-        code=code_of("ddppm_params.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_params/{{dataset}}.log",
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=params_of("methods.ddppm.threat_models", "threat_models"),
+        code=code_of("ddppm_params.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_params.py"
 
@@ -142,6 +140,15 @@ rule ddppm_delta_curve:
         floor=f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet",
     output:
         f"{RESULTS}/methods/ddppm/{{dataset}}/{{threat_model}}/delta_vs_T.parquet",
+    log:
+        f"{LOGS}/ddppm_delta_curve/{{dataset}}/{{threat_model}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_delta_curve/{{dataset}}/{{threat_model}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=60,
     params:
         cfg=params_of(
             "epsilons",
@@ -151,15 +158,6 @@ rule ddppm_delta_curve:
             drop=["methods.ddppm.calibration.chunks", "methods.ddppm.threat_models"],
         ),
         code=code_of("ddppm_delta_curve.py", methods=DDPPM_USES),
-    log:
-        f"{LOGS}/ddppm_delta_curve/{{dataset}}/{{threat_model}}.log",
-    benchmark:
-        f"{BENCH}/ddppm_delta_curve/{{dataset}}/{{threat_model}}.tsv"
-    resources:
-        mem_mb=4000,
-        runtime=60,
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/ddppm_delta_curve.py"
 
@@ -180,16 +178,16 @@ rule figure_fig3:
             labels={"threat model": "{threat_model}"},
         ),
         pdf=f"{RESULTS}/figures/fig3_{{threat_model}}.pdf",
-    params:
-        cfg=global_params("datasets"),
-        code=code_of("ddppm_figure_fig3.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/figures/fig3_{{threat_model}}.log",
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("ddppm_figure_fig3.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_figure_fig3.py"
 
@@ -229,16 +227,16 @@ rule figure_frontier:
             labels={"threat model": "{threat_model}"},
         ),
         pdf=f"{RESULTS}/figures/frontier_{{threat_model}}.pdf",
-    params:
-        cfg=global_params("datasets", "methods.ddppm.delta_curve.eps", "threat_models"),
-        code=code_of("ddppm_figure_frontier.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/figures/frontier_{{threat_model}}.log",
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets", "methods.ddppm.delta_curve.eps", "threat_models"),
+        code=code_of("ddppm_figure_frontier.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_figure_frontier.py"
 
@@ -260,18 +258,18 @@ rule ddppm_floor:
         **problem_files(),
     output:
         f"{RESULTS}/methods/ddppm/{{dataset}}/floor.parquet",
-    params:
-        cfg=params_of("epsilons", "delta_limits", "methods.ddppm.privacy.floor"),
-        code=code_of("ddppm_floor.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_floor/{{dataset}}.log",
     benchmark:
         f"{BENCH}/ddppm_floor/{{dataset}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=params_of("epsilons", "delta_limits", "methods.ddppm.privacy.floor"),
+        code=code_of("ddppm_floor.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_floor.py"
 
@@ -289,13 +287,13 @@ rule ddppm_floor_table:
             subcategory="D-DP-PM δ floors",
             labels={"table": "floor"},
         ),
-    params:
-        cfg=global_params("datasets"),
-        code=code_of("ddppm_floor_table.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/tables/floor.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets"),
+        code=code_of("ddppm_floor_table.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_floor_table.py"
 
@@ -306,6 +304,15 @@ rule ddppm_common_floor:
         **problem_files(),
     output:
         f"{RESULTS}/methods/ddppm/{{dataset}}/common_floor.parquet",
+    log:
+        f"{LOGS}/ddppm_floor/common_{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_floor/common_{{dataset}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
     params:
         cfg=lambda wc: job_params(
             {**dataset_config(config, wc.dataset), "common": config["common"]},
@@ -313,15 +320,6 @@ rule ddppm_common_floor:
             ("common.epsilons", "common.delta", "methods.ddppm.privacy.floor"),
         ),
         code=code_of("ddppm_common_floor.py", methods=DDPPM_USES),
-    log:
-        f"{LOGS}/ddppm_floor/common_{{dataset}}.log",
-    benchmark:
-        f"{BENCH}/ddppm_floor/common_{{dataset}}.tsv"
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/ddppm_common_floor.py"
 
@@ -334,6 +332,15 @@ rule ddppm_common_searched:
     output:
         runs=f"{RESULTS}/methods/ddppm/{{dataset}}/common_searched.parquet",
         params=f"{RESULTS}/methods/ddppm/{{dataset}}/common_searched_params.parquet",
+    log:
+        f"{LOGS}/ddppm_common_searched/{{dataset}}.log",
+    benchmark:
+        f"{BENCH}/ddppm_common_searched/{{dataset}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=60,
     params:
         cfg=lambda wc: job_params(
             config,
@@ -351,15 +358,6 @@ rule ddppm_common_searched:
             ),
         ),
         code=code_of("ddppm_common_searched.py", methods=DDPPM_SEARCHED_USES),
-    log:
-        f"{LOGS}/ddppm_common_searched/{{dataset}}.log",
-    benchmark:
-        f"{BENCH}/ddppm_common_searched/{{dataset}}.tsv"
-    resources:
-        mem_mb=2000,
-        runtime=60,
-    conda:
-        "../../envs/ddppm.yaml"
     script:
         "../../scripts/ddppm_common_searched.py"
 
@@ -371,13 +369,13 @@ rule ddppm_common_bounds:
         expand(f"{RESULTS}/methods/ddppm/{{dataset}}/common_floor.parquet", dataset=DDPPM_COMMON_ONLY),
     output:
         f"{RESULTS}/methods/ddppm/common_bounds.parquet",
-    params:
-        cfg=global_params("datasets", "common.datasets"),
-        code=code_of("ddppm_common_bounds.py", methods=DDPPM_USES),
     log:
         f"{LOGS}/ddppm_common_bounds.log",
     conda:
         "../../envs/ddppm.yaml"
+    params:
+        cfg=global_params("datasets", "common.datasets"),
+        code=code_of("ddppm_common_bounds.py", methods=DDPPM_USES),
     script:
         "../../scripts/ddppm_common_bounds.py"
 
@@ -401,7 +399,11 @@ DECLARED.declare(
     ]
     + [f"{RESULTS}/methods/ddppm/{ds}/floor.parquet" for ds in DATASETS],
     verdict=[f"{RESULTS}/tables/floor.csv"]
-    + [f"{RESULTS}/methods/ddppm/{ds}/{tm}/delta_vs_T.parquet" for ds in DATASETS for tm in DDPPM_THREAT_MODELS(DATASETS[0])],
+    + [
+        f"{RESULTS}/methods/ddppm/{ds}/{tm}/delta_vs_T.parquet"
+        for ds in DATASETS
+        for tm in DDPPM_THREAT_MODELS(DATASETS[0])
+    ],
     fig2_floors=DDPPM_FLOORS,
     common_lower_bounds=[f"{RESULTS}/methods/ddppm/common_bounds.parquet"],
     common_searched_runs=[f"{RESULTS}/methods/ddppm/{ds}/common_searched.parquet" for ds in DDPPM_COMMON_SEARCHED],

@@ -12,17 +12,17 @@ rule ddppm_certified_frontier:
         **problem_files(),
     output:
         f"{RESULTS}/methods/ddppm_certified/{{dataset}}/frontier.parquet",
-    params:
-        cfg=params_of("epsilons", "methods.ddppm_certified"),
-        code=code_of("ddppm_certified_frontier.py", methods=["ddppm_certified"]),
     log:
         f"{LOGS}/methods/ddppm_certified/{{dataset}}/frontier.log",
     benchmark:
         f"{BENCH}/methods/ddppm_certified/{{dataset}}/frontier.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/ddppm.yaml"
+    params:
+        cfg=params_of("epsilons", "methods.ddppm_certified"),
+        code=code_of("ddppm_certified_frontier.py", methods=["ddppm_certified"]),
     script:
         "../../scripts/ddppm_certified_frontier.py"
