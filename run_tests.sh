@@ -16,9 +16,9 @@ echo "== snakemake --lint (default config)"
 snakemake --lint
 echo "== snakemake dry run (default config)"
 snakemake -n --quiet rules >/dev/null
-echo "== pytest (on every core: pytest-xdist; tests/conftest.py keeps the tiny run's tests and Slurm on one worker)"
+echo "== pytest"
 set +e
-pytest -n "${DDPPM_TEST_WORKERS:-auto}" --dist loadgroup "$@"
+pytest "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
