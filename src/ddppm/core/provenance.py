@@ -48,6 +48,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@cache
 def _facts(path: Path) -> SourceFacts:
     """What the file at ``path`` imports, names and discovers (:mod:`ddppm.core.source_facts`: parsed once per
     content and remembered on disk; a dry run asks for hundreds of job hashes over the same ~190 files)."""

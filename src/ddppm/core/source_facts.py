@@ -116,7 +116,8 @@ def source_facts(source: bytes, module: str, is_package: bool) -> SourceFacts:
 
 
 def _remember(entry: Path, facts: SourceFacts) -> None:
-    """Write one entry atomically (a temporary file renamed into place); give up silently if the disk says no."""
+    """Write one entry atomically (a temporary file renamed into place); give up silently if the disk says no.
+    (Not :func:`ddppm.core.io.write_json_atomic`: that module imports pandas and this one's caller, provenance.)"""
     record = {"imports": sorted(facts.imports), "data_names": sorted(facts.data_names), "discovered": facts.discovered}
     temporary = None
     try:
