@@ -16,9 +16,9 @@ echo "== snakemake --lint (default config)"
 snakemake --lint
 echo "== snakemake dry run (default config)"
 snakemake -n --quiet rules >/dev/null
-echo "== pytest"
+echo "== pytest (on every core: pytest-xdist; tests/conftest.py keeps the tiny run's tests and Slurm on one worker)"
 set +e
-pytest "$@"
+pytest -n "${DDPPM_TEST_WORKERS:-auto}" --dist loadgroup "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -30,10 +30,11 @@ TINY_RESULTS = yaml.safe_load((REPO / TINY).read_text())["results_dir"]
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks into the node ids
 def pytest_collection_modifyitems(config, items) -> None:
-    """Groups for pytest-xdist's ``--dist loadgroup`` (``pytest -n 2 --dist loadgroup``; ``run_tests.sh`` still runs
-    the suite on one core: in the two runs tried, the tiny run was still made on both workers and the Slurm teardown
-    tests met the other cluster). Intended: the tests of the session's tiny run and of Slurm on one worker, every
-    other module on one worker. Without xdist the marks do nothing."""
+    """Groups for pytest-xdist's ``--dist loadgroup`` (``run_tests.sh`` runs the suite on every core): every test that
+    uses the session's tiny run, and the real-Slurm tests (which use it too, and start one cluster at a time), on one
+    worker, so the run is made once; every other module's tests on one worker, so its module fixtures are built
+    once. pytest 9.2 drops xdist's group suffix from node ids (pytest-dev/pytest-xdist#1386): the lock keeps pytest
+    below 9.2. Without xdist the marks do nothing."""
     cluster = REPO / "tests" / "cluster"
     for item in items:
         if "tiny_run" in item.fixturenames or item.path.is_relative_to(cluster):
