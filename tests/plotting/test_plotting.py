@@ -280,7 +280,7 @@ def test_frontier_figure_draws_a_reference_frontier_below_the_limit():
     (line,) = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 3]
     assert min(line.get_xdata()) >= 0.008 / 100 and min(line.get_xdata()) < 0.008  # drawn past the limit, clipped
     assert ax.get_xlim()[0] <= min(line.get_xdata())
-    assert "repaired: best error at each certified δ" in legend_texts(fig)
+    assert "repaired: error at each certified δ (T chosen on a public stand-in)" in legend_texts(fig)
 
 
 def test_the_floor_turns_marks_into_proofs_and_rings_guessed_neighbour_points():

@@ -142,6 +142,7 @@ def frontier_figure(
         }
         handles = {label: artist for label, artist in every.items() if label in drawn}
         for label in labels:  # δ for every neighbour and observer: the same line under every threat model
-            handles[f"{label}: best error at each certified δ"] = Line2D([], [], **REFERENCE_STYLE)
+            reference = f"{label}: error at each certified δ (T chosen on a public stand-in)"
+            handles[reference] = Line2D([], [], **REFERENCE_STYLE)
         _legend_below(fig, handles, ncol=2 if labels else 3)  # the reference label is long
     return fig
