@@ -49,10 +49,24 @@ def corollary_params(
     return DDPPMParams(alpha, sigma_q, NoiseSchedule(schedule, kappa * sigma_q, ratio), T)
 
 
-def copy_checkout(root: Path, dest: Path) -> Path:
+def copy_checkout(root: Path, dest: Path, link_peers: bool = True) -> Path:
     """The tracked and untracked (not ignored) files of the checkout ``root``, copied to ``dest``: a fresh working
-    copy with no results. The peers' environment (``.venv-peers``, built by ``requirements/install.sh``, ignored
-    by git) is linked, not copied, so the copy's peer rules find it where a checkout has it."""
+    copy with no results.
+
+    Parameters
+    ----------
+    root, dest
+        The checkout and the folder to copy it into (created if missing).
+    link_peers
+        Link the peers' environment (``.venv-peers``, built by ``requirements/install.sh``, ignored by git) into
+        the copy, so the copy's peer rules find it where a checkout has it. ``False`` for a copy that another tool
+        copies again: snakedeploy's local "clone" follows links and would copy the whole environment.
+
+    Returns
+    -------
+    Path
+        ``dest``.
+    """
     files = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard"], cwd=root, check=True, capture_output=True, text=True
     ).stdout.split()
@@ -61,6 +75,6 @@ def copy_checkout(root: Path, dest: Path) -> Path:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / rel, dest / rel)
     peers = root / ".venv-peers"
-    if peers.exists():
+    if link_peers and peers.exists():
         (dest / ".venv-peers").symlink_to(peers.resolve(), target_is_directory=True)
     return dest

@@ -19,6 +19,15 @@ from ddppm.pipeline.declared import Declared
 # root `Snakefile` or the catalog's `workflow/Snakefile`, which includes it (`workflow.basedir` is the folder of
 # the Snakefile snakemake was given, so it differs between the two).
 REPOSITORY = Path(workflow.current_basedir.get_path_or_uri(secret_free=True)).parents[1]
+# A module fetched from a hosting service (`snakefile: github(...)`, what snakedeploy writes when it deploys from a
+# URL) has no such folder: the rule files, scripts and code hashes below need the files on disk, and the `ddppm`
+# package the jobs import must be installed from the same checkout. Say so, rather than fail later on a missing file.
+if not Path(REPOSITORY, "workflow", "rules", "common.smk").is_file():
+    raise SystemExit(
+        f"ddppm runs only from a local checkout, not from {workflow.current_basedir.get_path_or_uri(secret_free=True)}:"
+        " clone the repository, install it (requirements/install.sh) and name its workflow/Snakefile by path in"
+        " your module statement (docs/pipeline.md, 'Use ddppm from your workflow')"
+    )
 
 
 def check_calibrated_rule_files():

@@ -20,6 +20,7 @@ rule figure_fig2_panel:
         mem_mb=1000,
         runtime=10,
     params:
+        layout="single",
         cfg=params_of("montecarlo.methods", "epsilons", "delta_limits", "threat_models"),
         code=code_of("figure_fig2.py", methods=METHODS),
     script:
@@ -43,6 +44,7 @@ rule figure_fig2:
         mem_mb=1000,
         runtime=10,
     params:
+        layout="grid",
         cfg=global_params("datasets", "threat_models"),
         code=code_of("figure_fig2.py", methods=METHODS),
     script:

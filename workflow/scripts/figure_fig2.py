@@ -28,8 +28,8 @@ for errors_path, data_path in zip(as_list(snakemake.input.errors), as_list(snake
 threat_models = snakemake.params.cfg["threat_models"]  # the heading names each one in words
 fig = (
     fig2_single(panels[0][1], panels[0][0], n=panels[0][2], floors=panels[0][3], threat_models=threat_models)
-    if snakemake.rule == "figure_fig2_panel"
+    if snakemake.params.layout == "single"  # not the rule's name: a module may rename its rules
     else fig2_grid(panels, threat_models=threat_models)
 )
 save_figure(fig, snakemake.output.png, snakemake.output.pdf, config_hash=snakemake.params.cfg["config_hash"])
-log.info("wrote %s", snakemake.output.png)
+log.info("wrote %s (%s layout)", snakemake.output.png, snakemake.params.layout)
