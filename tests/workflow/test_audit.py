@@ -1,6 +1,6 @@
 """`snakemake audit` on the tiny config: every auditable method is consistent with its claim, the noiseless mutant
-is caught, the release (PrivatePCA's whole route) is consistent, the methods without a view are listed as not
-audited, and a second run has nothing to do."""
+is caught, the release (PrivatePCA's whole route) is consistent, the journal and workshop D-DP-PM have a row per
+point, the methods without a view are listed as not audited, and a second run has nothing to do."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ def test_the_audit_on_the_tiny_config(tiny_run) -> None:
     assert (audited.loc[["analyze_gauss (release)"], "verdict"] == "consistent").all()  # the whole route, raw records
     journal = audited.loc[["ddppm (paper)"]]  # the journal D-DP-PM at its tiny paper point (too few draws to refute)
     assert (journal["eps_lower"] > 0).all() and (journal["trust_model"] == "gossip").all()
+    workshop = table[table["method"] == "ddppm_workshop (paper)"]  # every ε of the tiny workshop, each a row
+    assert sorted(workshop["eps"]) == [5, 50] and (workshop["view"] == "paper").all()
+    assert workshop["verdict"].isin(["consistent", "violated", "infeasible"]).all()
     assert set(table.loc[table["verdict"] == "not audited", "method"]).isdisjoint(auditable_methods())
     assert (folder / "figure.png").stat().st_size > 10_000
     assert "evidence, not proof" in (folder / "findings.txt").read_text()

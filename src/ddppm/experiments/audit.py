@@ -5,34 +5,35 @@ For each certified common-task method that exposes its observer's view (``common
 bound on ε from a likelihood-ratio test on the view under a witness pair (:mod:`ddppm.audit.run`), its verdict, and
 the δ gap the draws could resolve. Methods without a view are listed as not audited yet. The release
 (``ddppm.PrivatePCA``) with each method of ``audit.release.methods`` is attacked on raw records, the whole route
-(:mod:`ddppm.audit.release`).
+(:mod:`ddppm.audit.release`). The D-DP-PM variants are attacked at their calibrated points
+(:mod:`ddppm.experiments.audit_points`): the journal method on the journal's data sets at the ε of Fig. 2
+(``audit.journal``), the workshop method at the ε of its Fig. 1 (``audit.workshop``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ddppm.accounting.rows import params_from_row
-from ddppm.audit.bounds import resolvable_delta_gap
-from ddppm.audit.gossip import audit_gossip
+from ddppm.audit.bounds import epsilon_lower_bound
 from ddppm.audit.mutants import MUTANTS, SPECIFIC, mutant
 from ddppm.audit.run import audit_table
 from ddppm.common_task.base import CommonTaskMethod
 from ddppm.core.errors import ConfigError
 from ddppm.core.io import read_parquet
+from ddppm.experiments.audit_points import INFEASIBLE, journal_rows, workshop_rows
 from ddppm.experiments.base import Experiment, experiment_step, register_experiment
 from ddppm.methods import common_task_methods
-from ddppm.methods.ddppm.steps import floor_neighbours
+from ddppm.pipeline.method_options import method_options
 from ddppm.pipeline.steps import problem_from_files
-
-if TYPE_CHECKING:  # Matplotlib is imported by the figure step only (every other step's job starts without it)
-    from matplotlib.figure import Figure
 
 RELEASE = "release"
 """The entry suffix of a release audit (``<method>~release``)."""
+
+AUDITED = ("consistent", "violated")
+"""The verdicts of an attacked row (the others: ``not audited``, a method without a view, and ``infeasible``)."""
 
 
 def auditable_methods() -> dict[str, Any]:
@@ -47,53 +48,60 @@ def entry_label(row: Any) -> str:
     return f"{row.method} on {dataset}" if isinstance(dataset, str) and dataset else str(row.method)
 
 
-def audit_figure(table: pd.DataFrame, delta: float) -> Figure:
-    """One panel per claimed ε: each audited method's or mutant's measured lower bound on ε as a bar (red where it
-    exceeds the claim: violated), the claim as a dotted line. Mutants are listed after the methods."""
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
+def journal_datasets(config: dict[str, Any]) -> list[str]:
+    """The journal D-DP-PM's audited data sets (``audit.journal.datasets``; null: every data set of the journal's
+    figures, ``datasets``)."""
+    return list(config["audit"]["journal"]["datasets"] or config["datasets"])
 
-    audited = table[table["verdict"] != "not audited"].copy()
-    audited["entry"] = [entry_label(row) for row in audited.itertuples()]
-    mutant = audited["entry"].str.contains("/")
-    order = sorted(audited.loc[~mutant, "entry"].unique()) + sorted(audited.loc[mutant, "entry"].unique())
-    claims = sorted(audited["eps"].unique())
-    fig = Figure(figsize=(3.0 * len(claims) + 2.2, 0.24 * len(order) + 1.8), layout="constrained")
-    axes = fig.subplots(1, len(claims), sharey=True, squeeze=False)[0]
-    top = float(max(audited["eps"].max(), audited["eps_lower"].max())) * 1.08
-    for ax, eps in zip(axes, claims, strict=True):
-        rows = audited[np.isclose(audited["eps"], eps)].set_index("entry")
-        for y, entry in enumerate(order):
-            if entry not in rows.index:
-                continue
-            for row in rows.loc[[entry]].itertuples():
-                colour = "#d62728" if row.verdict == "violated" else "#4c72b0"
-                ax.barh(y, row.eps_lower, height=0.7, color=colour, alpha=0.85)
-        ax.axvline(eps, color="black", ls=":", lw=1.2)
-        ax.set(xlim=(0, top), title=f"claimed ε = {eps:g}", xlabel="ε lower bound (95 %)")
-    axes[0].set_yticks(range(len(order)), order, fontsize=7)
-    axes[0].invert_yaxis()
-    draws = int(audited["draws"].min())
-    fig.suptitle(f"Privacy audit: lower bound on ε measured on each method as implemented against its claim\n"
-                 f"(δ = {delta:g}; the observer of each trust model, whole view; witness pair; ≥ {draws:,} counted "
-                 "draws per side;\nnames with '/' are deliberately broken mutants; '(release)': what a fit of raw "
-                 "records releases)", fontsize=9)  # fmt: skip
-    handles = [Patch(color="#4c72b0", label="consistent (bound ≤ claim: evidence, not proof)"),
-               Patch(color="#d62728", label="violated (bound > claim)"),
-               Line2D([], [], color="black", ls=":", label="the claimed ε")]  # fmt: skip
-    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=7, frameon=False)
-    return fig
+
+def journal_epsilons(config: dict[str, Any]) -> list[float]:
+    """The journal D-DP-PM's audited ε (``audit.journal.epsilons``; null: every ε of Fig. 2, ``epsilons``).
+    ``config`` is the whole config or a job's part of it holding these keys."""
+    return [float(e) for e in config["audit"]["journal"]["epsilons"] or config["epsilons"]]
+
+
+def workshop_epsilons(config: dict[str, Any]) -> list[float]:
+    """The workshop D-DP-PM's audited ε (``audit.workshop.epsilons``; null: every ε of its Fig. 1,
+    ``workshop.epsilons``)."""
+    return [float(e) for e in config["audit"]["workshop"]["epsilons"] or config["workshop"]["epsilons"]]
+
+
+def bound_ceiling(eps: float, delta: float, draws: float) -> float:
+    """The largest bound ``draws`` counted draws per side can give at δ (every positive true, no false one,
+    :func:`ddppm.audit.bounds.epsilon_lower_bound`): a claim above it cannot be refuted at this N (NaN if not run)."""
+    if not np.isfinite(draws) or not np.isfinite(delta):
+        return np.nan
+    n = int(draws)
+    return epsilon_lower_bound(n, n, 0, n, delta)
+
+
+def _claims(rows: pd.DataFrame) -> str:
+    return ", ".join(f"claimed ε = {r.eps:g}: ε ≥ {r.eps_lower:.2f} ({r.verdict})" for r in rows.itertuples())
 
 
 def audit_findings(table: pd.DataFrame) -> list[str]:
-    """The audit in sentences: each verdict with its bound, and the methods not audited yet."""
+    """The audit in sentences: each verdict with its bound, the points with nothing to attack, the bounds' ceiling
+    and the methods not audited yet."""
     lines = ["The privacy audit: a lower bound on ε for each method as implemented (evidence, not proof)"]
-    audited = table[table["verdict"] != "not audited"].copy()
-    audited["entry"] = [entry_label(row) for row in audited.itertuples()]
+    table = table.assign(entry=[entry_label(row) for row in table.itertuples()])
+    audited = table[table["verdict"].isin(AUDITED)]
     for entry, rows in audited.groupby("entry", sort=True):
-        parts = ", ".join(f"claimed ε = {r.eps:g}: ε ≥ {r.eps_lower:.2f} ({r.verdict})" for r in rows.itertuples())
-        lines.append(f"{entry} ({rows['trust_model'].iloc[0]} view, {int(rows['draws'].min()):,} draws): {parts}.")
+        first = rows.iloc[0]
+        model = "" if pd.isna(first.get("threat_model", np.nan)) else (
+            f"; threat model {first['threat_model']}: view {first['view']}, accounting {first['accounting']}, "
+            f"adjacency {first['adjacency']}")  # fmt: skip
+        lines.append(f"{entry} ({first['trust_model']} view{model}; {int(rows['draws'].min()):,} draws): "
+                     f"{_claims(rows)}.")  # fmt: skip
+    for entry, rows in table[table["verdict"] == INFEASIBLE].groupby("entry", sort=True):
+        eps = ", ".join(f"{e:g}" for e in rows["eps"])
+        lines.append(f"{entry}: no parameters met the δ limit at ε = {eps} (nothing runs, nothing to attack).")
+    ceiling = audited.dropna(subset=["bound_ceiling"])
+    if len(ceiling):
+        low, high = ceiling["bound_ceiling"].min(), ceiling["bound_ceiling"].max()
+        above = int((ceiling["eps"] >= ceiling["bound_ceiling"]).sum())
+        lines.append(f"No bound can exceed about ln(N/3.7) with N counted draws per side ({low:.1f} to {high:.1f} "
+                     f"here): {above} of {len(ceiling)} audited claims lie above their ceiling, where 'consistent' "
+                     "says only that the draws were too few to refute them.")  # fmt: skip
     missing = sorted(table.loc[table["verdict"] == "not audited", "method"].unique())
     if missing:
         lines.append("Not audited yet (no observer view exposed): " + ", ".join(missing) + ".")
@@ -131,39 +139,46 @@ class PrivacyAudit(Experiment):
                 raise ConfigError(f"audit.release.methods: {name!r} is not a certified method of the common task; "
                                   f"one of {certified}")  # fmt: skip
 
+    def notes(self, section: dict[str, Any], config: dict[str, Any]) -> list[str]:
+        """The D-DP-PM points the config leaves unaudited: a data set not run, a calibration not made."""
+        out = [f"audit.journal.datasets: {name!r} is not in `datasets`: not audited"
+               for name in journal_datasets(config) if name not in config["datasets"]]  # fmt: skip
+        if "workshop" in config["experiments"]:
+            out += [f"audit.workshop.threat_models: {name!r} is not in workshop.threat_models: not audited"
+                    for name in section["workshop"]["threat_models"]
+                    if name not in config["workshop"]["threat_models"]]  # fmt: skip
+        return out
+
     def methods_used(self, config: dict[str, Any]) -> list[str]:
         return sorted(common_task_methods())
 
     @experiment_step
     def journal(self, job: Any) -> dict[str, Any]:
-        """The journal D-DP-PM on one data set at its calibrated points (``audit.journal``): the quadratic
-        likelihood-ratio test on the observer's whole memory (:mod:`ddppm.audit.gossip`) against the δ floor's worst
-        neighbour of that view."""
-        section, method = job.params.cfg["audit"]["journal"], job.params.cfg["verdict"]["method"]
+        """The journal D-DP-PM on one data set at its calibrated points (``audit.journal``; ε null: every ε of
+        Fig. 2, ``epsilons``), one row per (threat model, ε) (:func:`ddppm.experiments.audit_points.journal_rows`)."""
+        cfg = job.params.cfg
+        section, method = cfg["audit"]["journal"], cfg["verdict"]["method"]
         problem = problem_from_files(job.input.data, job.input.partition, job.input.network)
         params, _ = read_parquet(job.input.params)
         floor, _ = read_parquet(job.input.floor)
-        rows = []
-        for threat_model in section["threat_models"]:
-            for eps in section["epsilons"]:
-                chosen = params[(params["threat_model"] == threat_model) & np.isclose(params["eps"], eps)]
-                if chosen.empty or not bool(chosen["feasible"].iloc[0]):
-                    continue  # no parameters met the limit: nothing runs, nothing to attack
-                row = chosen.iloc[0]
-                view = str(row["view"])
-                at = floor[(floor["view"] == view) & np.isclose(floor["eps"], eps)]
-                neighbour = floor_neighbours(at, view)[0]
-                observer = int(at["observer"].iloc[0]) if int(at["observer"].iloc[0]) >= 0 else 0
-                result = audit_gossip(problem, params_from_row(row), neighbour, observer, view, float(row["delta"]),
-                                      int(section["draws"]), int(job.params.cfg["audit"]["seed"]))  # fmt: skip
-                rows.append({"method": f"{method} ({threat_model})", "trust_model": "gossip", "eps": float(eps),
-                             "delta": float(row["delta"]), "draws": result.draws, "eps_lower": result.eps_lower,
-                             "verdict": "violated" if result.eps_lower > eps else "consistent",
-                             "test": f"quadratic likelihood ratio on agent {observer}'s whole memory ({view} "
-                                     "view), the δ floor's worst neighbour",
-                             "resolvable_delta_gap": resolvable_delta_gap(eps, result.draws),
-                             "dataset": job.wildcards.dataset})  # fmt: skip
-        return {"parquet": pd.DataFrame(rows)}
+        table = journal_rows(problem, params, floor, section, journal_epsilons(cfg), method, job.wildcards.dataset,
+                             int(cfg["audit"]["seed"]))  # fmt: skip
+        return {"parquet": table}
+
+    @experiment_step
+    def workshop(self, job: Any) -> dict[str, Any]:
+        """The workshop D-DP-PM (``workshop.claims.method``) under one calibration at its points (``audit.workshop``;
+        ε null: every ε of its Fig. 1, ``workshop.epsilons``)
+        (:func:`ddppm.experiments.audit_points.workshop_rows`)."""
+        cfg = job.params.cfg
+        section, method = cfg["audit"]["workshop"], cfg["workshop"]["claims"]["method"]
+        problem = problem_from_files(job.input.data, job.input.partition, job.input.network)
+        params, meta = read_parquet(job.input.params)
+        privacy = method_options(cfg["workshop"], method)["privacy"]
+        dataset = read_parquet(job.input.data)[1]["dataset"]["name"]  # the data's own record of what it is
+        table = workshop_rows(problem, params, meta["calibration"], section, workshop_epsilons(cfg), privacy, method,
+                              dataset, int(cfg["audit"]["seed"]))  # fmt: skip
+        return {"parquet": table}
 
     def entries(self, config: dict[str, Any]) -> list[str]:
         """The audit's jobs: every auditable method, every mutant of ``audit.mutants`` (``<method>~<mutant>``: a file
@@ -201,17 +216,20 @@ class PrivacyAudit(Experiment):
 
     @experiment_step
     def run(self, job: Any) -> dict[str, Any]:
-        """Every audited row, the journal's rows, the methods not audited, the findings."""
+        """Every audited row, the D-DP-PM points' rows, the methods not audited, the bounds' ceilings, the findings."""
         section, auditable = job.params.cfg["audit"], auditable_methods()
         rest = [{"method": name, "trust_model": method.trust_model, "eps": np.nan, "delta": section["delta"],
                  "verdict": "not audited", "test": "none: the method exposes no view yet"}
                 for name, method in common_task_methods().items() if name not in auditable]  # fmt: skip
-        parts = [read_parquet(path)[0] for path in [*job.input.methods, *job.input.journal]]
-        table = pd.concat([*parts, pd.DataFrame(rest)], ignore_index=True)
+        paths = [*job.input.methods, *job.input.journal, *job.input.workshop]
+        table = pd.concat([*[read_parquet(path)[0] for path in paths], pd.DataFrame(rest)], ignore_index=True)
+        table["bound_ceiling"] = [bound_ceiling(r.eps, r.delta, r.draws) for r in table.itertuples()]
         return {"csv": table, "parquet": table, "findings": audit_findings(table)}
 
     @experiment_step
     def figure(self, job: Any) -> dict[str, Any]:
         """Claimed ε against the measured lower bound."""
+        from ddppm.plotting.audit import audit_figure
+
         table, _ = read_parquet(job.input.parquet)
         return {"png": audit_figure(table, job.params.cfg["audit"]["delta"])}

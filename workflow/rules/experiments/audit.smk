@@ -1,14 +1,27 @@
 # Experiment audit (docs/audit.md): every auditable privacy claim attacked. Built by `snakemake audit`; never part of
 # the default run. Each rule runs one step of ddppm.experiments.audit through the generic script.
+from ddppm.experiments.audit import journal_datasets
+
 AUDIT = f"{RESULTS}/audit"
 AUDIT_EXPERIMENT = get_experiment("audit")
 AUDIT_TITLE = AUDIT_EXPERIMENT.title
 # The journal's calibrated method (config `verdict.method`) is attacked where the default run calibrated it (its
-# parameter and δ-floor tables).
+# parameter and δ-floor tables): on `audit.journal.datasets`, by default (null) every data set of the journal's figures.
 AUDIT_JOURNAL_METHOD = config["verdict"]["method"]
-AUDIT_JOURNAL = [
-    ds for ds in config["audit"]["journal"]["datasets"] if ds in DATASETS and AUDIT_JOURNAL_METHOD in METHODS
+AUDIT_JOURNAL = [ds for ds in journal_datasets(config) if ds in DATASETS and AUDIT_JOURNAL_METHOD in METHODS]
+# The workshop method whose claims the workshop experiment checks, under each calibration of `audit.workshop` that
+# the workshop experiment makes (none when the experiment is not run).
+AUDIT_WORKSHOP_METHOD = config["workshop"]["claims"]["method"]
+AUDIT_WORKSHOP = [
+    tm
+    for tm in config["audit"]["workshop"]["threat_models"]
+    if "workshop" in config["experiments"]
+    and tm in config["workshop"]["threat_models"]
+    and AUDIT_WORKSHOP_METHOD in config["workshop"]["methods"]
 ]
+AUDIT_WORKSHOP_DATA = {
+    name: f"{RESULTS}/workshop/data/{name}.parquet" for name in ("normalized", "partition", "network")
+}
 
 
 rule audit_journal:
@@ -29,7 +42,49 @@ rule audit_journal:
         mem_mb=4000,
         runtime=30,
     params:
-        **step_params("audit.journal", "audit", "verdict", methods=[AUDIT_JOURNAL_METHOD]),
+        **step_params(
+            "audit.journal",
+            "audit.journal",
+            "audit.seed",
+            "verdict.method",
+            "epsilons",
+            methods=[AUDIT_JOURNAL_METHOD],
+        ),
+    script:
+        "../../scripts/experiment_step.py"
+
+
+rule audit_workshop:
+    """Privacy audit: the workshop D-DP-PM at its points under one calibration, the observer's memory and the final
+    release."""
+    input:
+        data=AUDIT_WORKSHOP_DATA["normalized"],
+        partition=AUDIT_WORKSHOP_DATA["partition"],
+        network=AUDIT_WORKSHOP_DATA["network"],
+        params=f"{RESULTS}/workshop/calibration/{AUDIT_WORKSHOP_METHOD}~{{audit_tm}}.parquet",
+    output:
+        parquet=f"{AUDIT}/workshop/{{audit_tm}}.parquet",
+    log:
+        f"{LOGS}/audit/workshop_{{audit_tm}}.log",
+    benchmark:
+        f"{BENCH}/audit/workshop_{{audit_tm}}.tsv"
+    conda:
+        "../../envs/ddppm.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        **step_params(
+            "audit.workshop",
+            "audit.workshop",
+            "audit.seed",
+            "workshop.claims.method",
+            "workshop.epsilons",
+            "workshop.threat_models",
+            "workshop.budget",
+            f"workshop.method_options.{AUDIT_WORKSHOP_METHOD}",
+            methods=[AUDIT_WORKSHOP_METHOD],
+        ),
     script:
         "../../scripts/experiment_step.py"
 
@@ -61,10 +116,11 @@ rule audit_method:
 
 
 rule audit_run:
-    """Privacy audit: every audited method and mutant with the journal's rows, and the findings."""
+    """Privacy audit: every audited method and mutant with the D-DP-PM points' rows, and the findings."""
     input:
         methods=expand(f"{AUDIT}/methods/{{entry}}.parquet", entry=AUDIT_EXPERIMENT.entries(config)),
         journal=expand(f"{AUDIT}/journal/{{dataset}}.parquet", dataset=AUDIT_JOURNAL),
+        workshop=expand(f"{AUDIT}/workshop/{{audit_tm}}.parquet", audit_tm=AUDIT_WORKSHOP),
     output:
         csv=f"{AUDIT}/summary.csv",
         page=report(
@@ -86,7 +142,10 @@ rule audit_run:
             methods=AUDIT_EXPERIMENT.methods_used(config),
             caption="Per method, trust model and claimed ε: the lower bound on ε (95 %, Clopper–Pearson) from a "
             "likelihood-ratio test on the observer's whole view under a witness pair, its verdict (consistent: the "
-            "attack did not refute the claim; violated: it did), and the δ gap the draws could resolve.",
+            "attack did not refute the claim; violated: it did), the δ gap the draws could resolve and the largest "
+            "bound they could give (bound_ceiling). The D-DP-PM variants at their calibrated points carry their data "
+            "set, threat model (view, accounting, adjacency), observer and neighbour; infeasible: no parameters met "
+            "the limit, nothing to attack.",
         ),
     script:
         "../../scripts/experiment_step.py"
@@ -112,8 +171,10 @@ rule audit_figure:
         **step_params(
             "audit.figure",
             "audit",
-            caption="The measured lower bound on ε against the claimed ε: a point above the dotted diagonal is a "
-            "claim the attack refutes (a mutant must be there); below it, consistent, which is evidence, not proof.",
+            caption="The measured lower bound on ε against the claimed ε: above, the methods of the common task "
+            "(a bar beyond the dotted claim is refuted; a mutant must be there); below, the D-DP-PM variants at "
+            "their calibrated points (a marker above the dotted diagonal is refuted, none can pass the dashed "
+            "ceiling of the draws). Below the claim: consistent, which is evidence, not proof.",
         ),
     script:
         "../../scripts/experiment_step.py"
