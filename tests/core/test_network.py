@@ -341,3 +341,21 @@ def test_the_parties_network_is_the_topology_from_three_parties_on() -> None:
     np.testing.assert_array_equal(parties_mixing_matrix(1), np.ones((1, 1)))
     np.testing.assert_array_equal(parties_mixing_matrix(2, "ring"), mixing_matrix("complete", 2))
     np.testing.assert_array_equal(parties_mixing_matrix(5, "ring"), mixing_matrix("ring", 5))
+
+
+def test_a_problem_checks_each_network_once_and_every_new_one() -> None:
+    """Neighbour problems on one network skip the repeated check (a calibration builds thousands), but a network
+    not seen before, even one edited in place, is still checked."""
+    from ddppm.core.problem import _CHECKED_NETWORKS, DistributedProblem
+
+    W = np.full((3, 3), 1 / 3)
+    blocks = tuple(np.ones((2, 2)) for _ in range(3))
+    DistributedProblem(blocks=blocks, W=W, c=1)
+    assert (str(W.dtype), W.shape, W.tobytes()) in _CHECKED_NETWORKS
+    bad = W.copy()
+    bad[0, 1], bad[0, 2] = 0.0, 2 / 3  # rows still sum to 1, but W is no longer symmetric
+    with pytest.raises(NetworkError):
+        DistributedProblem(blocks=blocks, W=bad, c=1)
+    W[0, 1], W[0, 2] = 0.0, 2 / 3  # the checked matrix edited in place: new bytes, checked again
+    with pytest.raises(NetworkError):
+        DistributedProblem(blocks=blocks, W=W, c=1)

@@ -483,3 +483,21 @@ def test_many_pairs_in_one_pass_equal_one_call_per_pair() -> None:
             np.testing.assert_allclose(getattr(got, field), getattr(want, field), rtol=1e-10, atol=1e-300)
     values = np.concatenate([t.hockey_stick.ravel() for t in batched])
     assert (values > 1e-12).sum() > 10 and (values < 0.5).sum() > 10  # not vacuous: tails of every size
+
+
+@pytest.mark.parametrize("order", ["C", "F", "transposed"])
+def test_the_slice_sum_is_numpys_sum_bit_for_bit(order: str) -> None:
+    """``_sum_last`` replaces ``x.sum(-1)`` in the CGF's hot loop: it must give numpy's sum exactly (its pairwise
+    order), for every axis length and layout, or the accountant's tables would move in their last bits."""
+    from ddppm.privacy.exact import _sum_last
+
+    rng = np.random.default_rng(7)
+    for K in range(1, 140):
+        for shape in [(1, K), (37, K), (5, 8, K), (300, 8, K)]:
+            x = rng.standard_normal(shape) * 10.0 ** rng.uniform(-8, 8, shape)
+            if order == "F":
+                x = np.asfortranarray(x)
+            elif order == "transposed":
+                x = np.ascontiguousarray(x.T).T
+            got, expected = _sum_last(x), x.sum(-1)
+            assert got.shape == expected.shape and np.array_equal(got, expected), (K, shape, order)

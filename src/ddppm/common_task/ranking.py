@@ -22,6 +22,7 @@ approximate. Both are stated wherever the sets are reported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -30,16 +31,24 @@ LEVEL = 0.95
 """The level of every interval."""
 
 
+@lru_cache(maxsize=4096)
+def student_quantile(q: float, dof: int) -> float:
+    """Student's t quantile ``q`` with ``dof`` degrees of freedom (``scipy.stats.t.ppf``), computed once per
+    argument pair: a summary asks for the same few thousands of times, and scipy's distribution machinery costs
+    more than the rest of an interval."""
+    from scipy.stats import t as student_t
+
+    return float(student_t.ppf(q, dof))
+
+
 def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float, float]:
     """Mean of ``values`` and its two-sided Student-t interval (NaN bounds for fewer than two values; zero width
     when every value is equal)."""
-    from scipy.stats import t as student_t
-
     values = np.asarray(values, float)
     mean = float(values.mean()) if values.size else np.nan
     if values.size < 2:
         return mean, np.nan, np.nan
-    half = float(student_t.ppf(0.5 + level / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size))
+    half = float(student_quantile(0.5 + level / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size))
     return mean, mean - half, mean + half
 
 
@@ -84,18 +93,23 @@ def rank_methods(errors: pd.DataFrame, chance_mse: float, level: float = LEVEL) 
         raise ValueError("rank_methods: no method with a run")
     means = errors.mean(axis=0).sort_values(kind="stable")
     best = str(means.index[0])
+    # Columns as arrays, once: the same values pandas' column access gives, without its cost per access.
+    column = {method: errors[method].to_numpy(float) for method in means.index}
+    best_errors = column[best]
     rows = []
     for method in means.index:
-        mean, lo, hi = mean_interval(errors[method].dropna().to_numpy(), level)
+        own = column[method]
+        mean, lo, hi = mean_interval(own[~np.isnan(own)], level)
         # Paired over the runs both methods have (a method given more runs than another is compared on the shared
         # ones; its mean uses all of its own).
-        diff, diff_lo, diff_hi = mean_interval((errors[method] - errors[best]).dropna().to_numpy(), level)
+        paired = own - best_errors
+        diff, diff_lo, diff_hi = mean_interval(paired[~np.isnan(paired)], level)
         competitive = method == best or not diff_lo > 0  # NaN (one run) keeps a method in: nothing separates it
         rows.append({"method": method, "error_mean": mean, "error_lo": lo, "error_hi": hi, "diff_mean": diff,
                      "diff_lo": diff_lo, "diff_hi": diff_hi, "competitive": bool(competitive),
-                     "runs": int(errors[method].notna().sum())})  # fmt: skip
+                     "runs": int((~np.isnan(own)).sum())})  # fmt: skip
     table = pd.DataFrame(rows)
-    _, _, mse_hi = mean_interval(errors[best].dropna().to_numpy() ** 2, level)
+    _, _, mse_hi = mean_interval(best_errors[~np.isnan(best_errors)] ** 2, level)
     beats = bool(mse_hi < chance_mse)
     members = tuple(table.loc[table["competitive"], "method"])
     return Ranking(best, members, table, beats, int(errors.shape[0]))

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ddppm.common_task.base import estimates_rank
-from ddppm.common_task.ranking import Ranking, rank_methods
+from ddppm.common_task.ranking import Ranking, rank_methods, student_quantile
 from ddppm.common_task.settings import STANDARD
 from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
 from ddppm.core.seeds import run_generators
@@ -133,18 +133,32 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     Intervals are cut to the error's range [0, 1] (:data:`ERROR_RANGE`)."""
     constant = ["delta_limit", "delta", "feasible", "sigma", "noise_multiplier", "floats_per_agent", "rounds",
                 "memory", "chance_error"]  # fmt: skip
-
-    def stats(group: pd.DataFrame) -> pd.Series:
-        # NaN (a method without the column, concatenated with a peer's runs) counts as finished.
-        finished = group["finished"].ne(False).to_numpy() if "finished" in group else np.ones(len(group), bool)
-        errors = group["error"].to_numpy(float)[finished]
-        shared = "draw" in group and ("preprocessing" not in group or (group["preprocessing"] != "none").all())
-        half = mean_half_width(errors, group["draw"].to_numpy()[finished] if shared else None)
+    # Every run names what its (ε, δ) covers; runs that predate the column (or are built apart, such as the
+    # searched variants' and the studies') are for the prepared rows, as every setting is today.
+    scope = runs["scope"].fillna(PREPARED_ROWS) if "scope" in runs else PREPARED_ROWS
+    runs = runs.assign(scope=scope, setting=runs["setting"] if "setting" in runs else STANDARD)
+    # Columns as arrays once, groups as row positions (a pandas apply per group costs more than its statistics).
+    finished_all = runs["finished"].ne(False).to_numpy() if "finished" in runs else np.ones(len(runs), bool)
+    errors_all = runs["error"].to_numpy(float)
+    captured_all = runs["captured_variance"].to_numpy(float)
+    seconds_all = runs["seconds_per_run"].to_numpy(float)
+    draws_all = runs["draw"].to_numpy() if "draw" in runs else None
+    preprocessing_all = runs["preprocessing"].to_numpy() if "preprocessing" in runs else None
+    paired_all = runs["correct_law_error"].to_numpy(float) if "correct_law_error" in runs else None
+    constants = {c: runs[c].to_numpy() for c in constant}
+    groups = runs.groupby(SUMMARY_KEYS, sort=False, dropna=False).indices
+    rows = []
+    for key, at in groups.items():
+        finished = finished_all[at]
+        errors = errors_all[at][finished]
+        shared = draws_all is not None and (preprocessing_all is None or bool((preprocessing_all[at] != "none").all()))
+        half = mean_half_width(errors, draws_all[at][finished] if shared else None)
         mean = errors.mean() if errors.size else np.nan
-        captured = group["captured_variance"].to_numpy(float)[finished]
-        out = {c: group[c].iloc[0] for c in constant}
-        if "preprocessing" in group:  # who released the private standardisation's sums (end-to-end setting)
-            out["preprocessing"] = group["preprocessing"].iloc[0]
+        captured = captured_all[at][finished]
+        out = dict(zip(SUMMARY_KEYS, key, strict=True))
+        out.update({c: constants[c][at[0]] for c in constant})
+        if preprocessing_all is not None:  # who released the private standardisation's sums (end-to-end setting)
+            out["preprocessing"] = preprocessing_all[at[0]]
         out.update(
             n_runs=errors.size,
             n_unfinished=int((~finished).sum()),
@@ -153,30 +167,24 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
             error_ci_hi=min(mean + half, ERROR_RANGE[1]),
             error_median=float(np.median(errors)) if errors.size else np.nan,
             captured_variance_mean=captured.mean() if captured.size else np.nan,
-            seconds_per_run=group["seconds_per_run"].mean(),
+            seconds_per_run=seconds_all[at].mean(),
         )
-        if "correct_law_error" in group:  # a peer library's paired draws from the law its proof is about
-            paired = group["correct_law_error"].dropna()
+        if paired_all is not None:  # a peer library's paired draws from the law its proof is about
+            paired = paired_all[at]
+            paired = paired[~np.isnan(paired)]
             out["correct_law_error_mean"] = float(paired.mean()) if len(paired) else np.nan
-        return pd.Series(out)
-
-    # Every row names what its (ε, δ) covers; runs that predate the column (or are built apart, such as the
-    # searched variants' and the studies') are for the prepared rows, as every setting is today.
-    scope = runs["scope"].fillna(PREPARED_ROWS) if "scope" in runs else PREPARED_ROWS
-    runs = runs.assign(scope=scope, setting=runs["setting"] if "setting" in runs else STANDARD)
-    return runs.groupby(SUMMARY_KEYS, sort=False).apply(stats, include_groups=False).reset_index()
+        rows.append(out)
+    return pd.DataFrame(rows)
 
 
 def mean_half_width(errors: np.ndarray, draws: np.ndarray | None = None) -> float:
     """Half the 95 % interval of the mean: normal over runs, or Student's t over the means of each draw's runs (the
     draws serve equal numbers of runs, so the mean of their means is the mean)."""
-    from scipy.stats import t as student_t
-
     if draws is not None and not pd.isna(draws).all():
         means = pd.Series(errors).groupby(np.asarray(draws)).mean().to_numpy()
         if means.size < 2:
             return float("nan")
-        return float(student_t.ppf(0.975, means.size - 1) * means.std(ddof=1) / np.sqrt(means.size))
+        return float(student_quantile(0.975, means.size - 1) * means.std(ddof=1) / np.sqrt(means.size))
     return float(1.96 * errors.std(ddof=1) / np.sqrt(errors.size)) if errors.size > 1 else float("nan")
 
 
@@ -201,12 +209,17 @@ def unit_errors(runs: pd.DataFrame) -> pd.DataFrame:
     methods is paired (the same draw, or independent runs of the same index). Unfinished runs (a peer's, stopped by
     its time budget) are left out."""
     runs = runs[runs["finished"].ne(False)] if "finished" in runs else runs
+    return runs.assign(unit=runs[unit_column(runs)]).pivot_table(index="unit", columns="method", values="error",
+                                                                 aggfunc="mean")  # fmt: skip
+
+
+def unit_column(runs: pd.DataFrame) -> str:
+    """The column naming the independent unit of :func:`unit_errors` (``runs``: finished runs only): ``draw`` where
+    runs share a private preprocessing draw, else ``run``."""
     shared = "draw" in runs and runs["draw"].notna().all()
     if shared and ("preprocessing" not in runs or (runs["preprocessing"] != "none").all()):
-        unit = runs["draw"]
-    else:  # no preprocessing noise (the analyst does not standardise): every run is its own unit
-        unit = runs["run"]
-    return runs.assign(unit=unit).pivot_table(index="unit", columns="method", values="error", aggfunc="mean")
+        return "draw"
+    return "run"  # no preprocessing noise (the analyst does not standardise): every run is its own unit
 
 
 def which_method(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -275,11 +288,23 @@ def rankings(runs: pd.DataFrame) -> dict[str, Any]:
     if usable.empty:
         return {}
     chance_mse = float(usable["chance_error"].iloc[0]) ** 2
+    finished = usable[usable["finished"].ne(False)] if "finished" in usable else usable
+    # One pivot of every usable method per unit column, its columns taken per trust level: a (unit, method) mean
+    # does not depend on the other methods, and rank_methods drops the units none of the level's methods has, so
+    # each level ranks exactly the table a pivot of its own runs gives.
+    pivots: dict[str, pd.DataFrame] = {}
     out = {}
     for trust in TRUST_LEVELS:
-        allowed = usable[usable["trust_model"].map(TRUST_ORDER) >= TRUST_ORDER[trust]]
-        if len(allowed):
-            out[trust] = rank_methods(unit_errors(allowed), chance_mse)
+        level = usable["trust_model"].map(TRUST_ORDER) >= TRUST_ORDER[trust]
+        if not level.any():
+            continue
+        unit = unit_column(finished[level[finished.index]])
+        if unit not in pivots:
+            pivots[unit] = finished.assign(unit=finished[unit]).pivot_table(index="unit", columns="method",
+                                                                            values="error", aggfunc="mean")  # fmt: skip
+        methods = set(usable.loc[level, "method"])
+        table = pivots[unit]
+        out[trust] = rank_methods(table[[m for m in table.columns if m in methods]], chance_mse)
     return out
 
 

@@ -19,6 +19,10 @@ DENSE_XI_MAX_N = 2000
 """Up to this many rows Ξ (n × n) is formed and used densely; above it, only applied through the agents' blocks."""
 
 
+_CHECKED_NETWORKS: set[tuple] = set()
+"""Mixing matrices (dtype, shape, bytes) that passed :func:`validate_mixing_matrix` in this process."""
+
+
 @dataclass(frozen=True)
 class DistributedProblem:
     """Row-partitioned data ``X = [X_1; …; X_m]`` (eq. 1) on a network with mixing matrix ``W``.
@@ -52,7 +56,10 @@ class DistributedProblem:
             raise ConfigError("partition: an agent holds no rows; use fewer agents (partition.m)")
         if int(self.c) != self.c or self.c < 0:
             raise ConfigError(f"network.c must be a non-negative integer, got {self.c!r}")
-        validate_mixing_matrix(self.W, key="network")
+        checked = (str(self.W.dtype), self.W.shape, self.W.tobytes())
+        if checked not in _CHECKED_NETWORKS:  # a calibration builds thousands of neighbours on one network
+            validate_mixing_matrix(self.W, key="network")
+            _CHECKED_NETWORKS.add(checked)
 
     @classmethod
     def from_partition(cls, X: np.ndarray, parts: list[np.ndarray], W: np.ndarray, c: int) -> DistributedProblem:

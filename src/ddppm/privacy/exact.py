@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -144,6 +145,31 @@ def loss_cgf(z: np.ndarray | complex, beta: np.ndarray, w2: np.ndarray) -> np.nd
     return out[..., 0] if vector else out
 
 
+def _sum_last(x: np.ndarray) -> np.ndarray:
+    """``x.sum(-1)``, bit for bit, as slice additions: numpy reduces a short contiguous last axis one row at a
+    time (pairwise summation: in order below 8 terms, in eight running sums up to 128), which costs more than the
+    arithmetic when the axis holds a few eigenvalues and the rows are many. Longer axes, and arrays not in C order
+    (which numpy sums column by column instead), go to numpy itself."""
+    K = x.shape[-1]
+    if K == 0 or K > 128 or not x.flags.c_contiguous:
+        return x.sum(-1)
+    if K < 8:
+        total = x[..., 0].copy()
+        for k in range(1, K):
+            total += x[..., k]
+        return total
+    r = [x[..., j].copy() for j in range(8)]
+    full = K - K % 8
+    for i in range(8, full, 8):
+        for j in range(8):
+            r[j] += x[..., i + j]
+    total = (r[0] + r[1]) + (r[2] + r[3])
+    total += (r[4] + r[5]) + (r[6] + r[7])
+    for i in range(full, K):
+        total += x[..., i]
+    return total
+
+
 def _real_derivs(s: np.ndarray, beta: np.ndarray, ell_sum: float, W: np.ndarray) -> tuple[np.ndarray, ...]:
     """``K, K', K''`` and ``max_k |β_k/d_k|`` at real ``s`` (shape ``(M,)``), rows ``W`` (``(M, K)``) of ``w²``.
 
@@ -159,10 +185,10 @@ def _real_derivs(s: np.ndarray, beta: np.ndarray, ell_sum: float, W: np.ndarray)
         br = beta * r
         Wr = W * r
         Wbr = Wr * br
-        S1, S2, S3 = Wr.sum(1), Wbr.sum(1), (Wbr * br).sum(1)
-        K = s * one_s / 2 * S1 - 0.5 * (np.log1p(shifted).sum(1) - one_s * ell_sum)
-        K1 = (1 + 2 * s) / 2 * S1 - s * one_s / 2 * S2 - 0.5 * br.sum(1) + 0.5 * ell_sum
-        K2 = S1 - (1 + 2 * s) * S2 + s * one_s * S3 + 0.5 * (br * br).sum(1)
+        S1, S2, S3 = _sum_last(Wr), _sum_last(Wbr), _sum_last(Wbr * br)
+        K = s * one_s / 2 * S1 - 0.5 * (_sum_last(np.log1p(shifted)) - one_s * ell_sum)
+        K1 = (1 + 2 * s) / 2 * S1 - s * one_s / 2 * S2 - 0.5 * _sum_last(br) + 0.5 * ell_sum
+        K2 = S1 - (1 + 2 * s) * S2 + s * one_s * S3 + 0.5 * _sum_last(br * br)
         lam = np.abs(br).max(1, initial=0.0)
     return K, K1, K2, lam
 
@@ -207,8 +233,8 @@ def _complex_cgf(
         m = p * p
         t = b * b
         m += t
-        ang = np.arctan2(b, p, out=b).sum(-1)
-        log_re = 0.5 * np.log(m, out=t).sum(-1)
+        ang = _sum_last(np.arctan2(b, p, out=b))
+        log_re = 0.5 * _sum_last(np.log(m, out=t))
         inv = np.reciprocal(m, out=m)
         lam[sl] = np.sqrt(np.max(inv[:, -1, :] * (b2[sl] if per_element else b2), axis=-1, initial=0.0))
         S0 = np.matmul(inv, W[sl, :, None])[..., 0]  # Σ w²/|d|²
@@ -249,15 +275,19 @@ def _support(beta: np.ndarray, w2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------------------ saddle point
 
 
+@lru_cache(maxsize=256)
 def _subgrid(a: float, b: float) -> np.ndarray:
     """Bracketing grid inside ``(a, b)``: geometric in the distance to each finite end (a pole or the domain's
     edge, where ψ' varies on every scale), from ``1e-12`` (relative to the width if below 1) up to mid-way."""
     if np.isfinite(a) and np.isfinite(b):
         width = b - a
         dist = np.geomspace(1e-12 * min(width, 1.0), width / 2, _GRID // 2)
-        return np.concatenate([a + dist, b - dist[::-1]])
-    dist = np.geomspace(1e-12, 1e12, _GRID)
-    return a + dist if np.isfinite(a) else b - dist[::-1]
+        grid = np.concatenate([a + dist, b - dist[::-1]])
+    else:
+        dist = np.geomspace(1e-12, 1e12, _GRID)
+        grid = a + dist if np.isfinite(a) else b - dist[::-1]
+    grid.flags.writeable = False  # shared by every call with these ends (cached: most pairs share (−1, 0))
+    return grid
 
 
 def _bracket(
