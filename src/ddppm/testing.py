@@ -78,3 +78,15 @@ def copy_checkout(root: Path, dest: Path, link_peers: bool = True) -> Path:
     if link_peers and peers.exists():
         (dest / ".venv-peers").symlink_to(peers.resolve(), target_is_directory=True)
     return dest
+
+
+def three_agent_problem() -> DistributedProblem:
+    """A small seeded problem for the audit's tests: 30 rows in the unit ball (d = 3, decreasing scales) over three
+    agents on the complete network (``W = J/3``), one consensus step."""
+    from ddppm.core.partition import parts_from_assignment
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3)) * np.array([1.0, 0.5, 0.2])
+    X /= np.linalg.norm(X, axis=1).max()
+    W = np.full((3, 3), 1 / 3)
+    return DistributedProblem.from_partition(X, parts_from_assignment(np.arange(30) % 3, 3), W, 1)

@@ -17,23 +17,13 @@ from ddppm.audit.gossip import (
     quadratic_scores,
     sufficient_memory,
 )
-from ddppm.core.partition import parts_from_assignment
-from ddppm.core.problem import DistributedProblem
-
-
-def _problem() -> DistributedProblem:
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((30, 3)) * np.array([1.0, 0.5, 0.2])
-    X /= np.linalg.norm(X, axis=1).max()
-    W = np.full((3, 3), 1 / 3)
-    return DistributedProblem.from_partition(X, parts_from_assignment(np.arange(30) % 3, 3), W, 1)
-
+from ddppm.testing import three_agent_problem
 
 PARAMS = DDPPMParams(alpha=1.0, sigma_q=0.2, schedule=NoiseSchedule("constant", 0.05), T=2)
 
 
 def test_the_memory_holds_the_observer_s_start_noises_and_releases() -> None:
-    problem = _problem()
+    problem = three_agent_problem()
     views = memory_views(problem, PARAMS, 1, "paper", 7, np.random.default_rng(3))
     n_1, d, T = problem.sizes[1], problem.d, PARAMS.T
     assert views.shape == (7, n_1 + T * n_1 + T * d + n_1)
@@ -43,7 +33,7 @@ def test_the_memory_holds_the_observer_s_start_noises_and_releases() -> None:
 
 
 def test_identical_data_sets_give_no_bound_and_a_large_change_a_clear_one() -> None:
-    problem = _problem()
+    problem = three_agent_problem()
     row = problem.blocks[0][0]
     same = Neighbour(0, 0, "same", row.copy())
     far = Neighbour(0, 0, "far", -row / np.linalg.norm(row))
@@ -54,7 +44,7 @@ def test_identical_data_sets_give_no_bound_and_a_large_change_a_clear_one() -> N
 def test_the_sufficient_coordinates_drop_only_independent_noise_of_one_law() -> None:
     """The parts of the observer's start and noises outside col(X_i) are uncorrelated with the kept coordinates
     and have the same law (σ² I) under X and X′: their likelihood ratio is 1, the memory's is the kept part's."""
-    problem = _problem()
+    problem = three_agent_problem()
     neighbour = Neighbour(0, 0, "far", -problem.blocks[0][0] / np.linalg.norm(problem.blocks[0][0]))
     n_1, T = problem.sizes[1], PARAMS.T
     B = column_basis(problem.blocks[1])

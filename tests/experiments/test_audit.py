@@ -17,12 +17,11 @@ from ddppm.accounting.iteration import DDPPMParams, NoiseSchedule
 from ddppm.accounting.neighbours import Neighbour, neighbour_table
 from ddppm.accounting.rows import params_to_row
 from ddppm.config import validate_config
-from ddppm.core.partition import parts_from_assignment
-from ddppm.core.problem import DistributedProblem
 from ddppm.experiments.audit import audit_findings, bound_ceiling, journal_datasets, journal_epsilons, workshop_epsilons
 from ddppm.experiments.audit_points import INFEASIBLE, journal_rows, workshop_rows
 from ddppm.experiments.workshop import default_section
 from ddppm.pipeline.method_options import method_options
+from ddppm.testing import three_agent_problem
 from tests.conftest import REPO
 
 
@@ -44,14 +43,6 @@ def test_the_journal_audit_covers_every_data_set_and_every_eps_of_fig2_by_defaul
     assert journal_epsilons(job) == epsilons
 
 
-def _problem() -> DistributedProblem:
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((30, 3)) * np.array([1.0, 0.5, 0.2])
-    X /= np.linalg.norm(X, axis=1).max()
-    W = np.full((3, 3), 1 / 3)
-    return DistributedProblem.from_partition(X, parts_from_assignment(np.arange(30) % 3, 3), W, 1)
-
-
 MODELS = {"paper": ("paper", "chernoff", "heuristic"), "paper_worst": ("paper", "exact", "worst")}
 
 
@@ -67,7 +58,7 @@ def _params_table(feasible: dict[tuple[str, float], bool]) -> pd.DataFrame:
 
 
 def test_the_journal_rows_cover_every_configured_point_and_name_their_threat_model() -> None:
-    problem = _problem()
+    problem = three_agent_problem()
     feasible = {("paper", 1.0): True, ("paper", 5.0): False, ("paper_worst", 1.0): False, ("paper_worst", 5.0): True}
     row = problem.blocks[0][0]
     moved = json.dumps((-row / np.linalg.norm(row)).tolist())
@@ -87,7 +78,7 @@ def test_the_journal_rows_cover_every_configured_point_and_name_their_threat_mod
 
 
 def test_the_workshop_rows_cover_every_configured_point() -> None:
-    problem = _problem()
+    problem = three_agent_problem()
     params = params_to_row(DDPPMParams(1.0, 1.0, NoiseSchedule("constant", 0.5), 2))
     rows = [{"threat_model": "paper", "eps": eps, "delta_limit": 0.26, "delta": 0.1 if ok else np.nan,
              "feasible": ok, "view": "paper", "accounting": "theorem1", "adjacency": "heuristic",
