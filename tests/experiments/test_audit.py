@@ -102,9 +102,9 @@ def test_the_bound_ceiling_is_the_bound_of_a_perfect_test() -> None:
     for draws, delta in ((2000, 1e-5), (20_000, 0.05)):
         b = 0.025 ** (1 / draws)
         expected = math.log((b - delta) / (1 - b))
-        assert bound_ceiling(5.0, delta, draws) == pytest.approx(expected, rel=1e-6)
-        assert bound_ceiling(5.0, delta, draws) == pytest.approx(math.log(draws / 3.689), abs=0.06)
-    assert np.isnan(bound_ceiling(5.0, np.nan, np.nan))
+        assert bound_ceiling(delta, draws) == pytest.approx(expected, rel=1e-6)
+        assert bound_ceiling(delta, draws) == pytest.approx(math.log(draws / 3.689), abs=0.06)
+    assert np.isnan(bound_ceiling(np.nan, np.nan))
 
 
 def _table() -> pd.DataFrame:
@@ -117,7 +117,7 @@ def _table() -> pd.DataFrame:
     rows += [{"method": "j (paper)", "trust_model": "gossip", "eps": 5.0, "delta": np.nan, "verdict": INFEASIBLE,
               "dataset": "b", "threat_model": "paper"}, {"method": "x", "verdict": "not audited"}]  # fmt: skip
     table = pd.DataFrame(rows)
-    table["bound_ceiling"] = [bound_ceiling(r.eps, r.delta, r.draws) for r in table.itertuples()]
+    table["bound_ceiling"] = [bound_ceiling(r.delta, r.draws) for r in table.itertuples()]
     return table
 
 

@@ -105,3 +105,9 @@ def resolvable_delta_gap(eps: float, draws: int, level: float = LEVEL) -> float:
     ``(1 + e^ε)·sqrt(ln(1/β)/(2N))``, β = (1 − level)/2 (Hoeffding on each rate)."""
     beta_side = (1.0 - level) / 2
     return (1.0 + math.exp(eps)) * math.sqrt(math.log(1.0 / beta_side) / (2.0 * draws))
+
+
+def verdict(eps_lower: float, eps: float) -> str:
+    """``violated`` when the measured lower bound exceeds the claimed ε, else ``consistent`` (evidence, never
+    proof)."""
+    return "violated" if eps_lower > eps else "consistent"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ddppm.audit.bounds import audit_scores, resolvable_delta_gap
+from ddppm.audit.bounds import audit_scores, resolvable_delta_gap, verdict
 from ddppm.audit.run import LINEAR_TEST, AuditRow, fisher_direction
 from ddppm.release.estimator import METHOD_OPTIONS, draw_release, parties_records
 from ddppm.release.inputs import declared_bounds
@@ -74,9 +74,8 @@ def audit_release(name: str, method: object, eps: float, delta: float, draws: in
                             range(start + side * 10**5, start + side * 10**5 + 2 * draws)) @ direction
               for side, X in enumerate(sides)]  # fmt: skip
     result = audit_scores(scores[0], scores[1], delta)
-    verdict = "violated" if result.eps_lower > eps else "consistent"
     return AuditRow(f"{name} (release)", str(getattr(method, "trust_model", "")), float(eps), float(delta),
-                    result.draws, result.eps_lower, verdict, RELEASE_TEST,
+                    result.draws, result.eps_lower, verdict(result.eps_lower, eps), RELEASE_TEST,
                     resolvable_delta_gap(eps, result.draws))  # fmt: skip
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddppm.audit.bounds import audit_scores, resolvable_delta_gap
+from ddppm.audit.bounds import audit_scores, resolvable_delta_gap, verdict
 from ddppm.audit.mutants import has_exact_scores
 from ddppm.common_task.task import CommonTask
 from ddppm.core.network import mixing_matrix
@@ -130,9 +130,8 @@ def audit_method(name: str, method: Any, eps: float, delta: float, draws: int, s
     calibrated = method.common_calibrate(tasks[0], eps, delta, options)
     scores, test = _statistics(name, method, tasks, calibrated, seed, eps, draws)
     result = audit_scores(scores[0], scores[1], delta)
-    verdict = "violated" if result.eps_lower > eps else "consistent"
-    return AuditRow(name, str(method.trust_model), float(eps), float(delta), result.draws, result.eps_lower, verdict,
-                    test, resolvable_delta_gap(eps, result.draws))  # fmt: skip
+    return AuditRow(name, str(method.trust_model), float(eps), float(delta), result.draws, result.eps_lower,
+                    verdict(result.eps_lower, eps), test, resolvable_delta_gap(eps, result.draws))  # fmt: skip
 
 
 def audit_table(methods: dict[str, Any], eps_grid: Iterable[float], delta: float, draws: int, seed: int,

@@ -203,14 +203,20 @@ TRUST_LEVELS = ("central", "secure_aggregation", "local")
 """What a user can trust, most first: a curator, a secure aggregator, no one (gossip and local-DP methods)."""
 
 
-def unit_errors(runs: pd.DataFrame) -> pd.DataFrame:
+def unit_errors(runs: pd.DataFrame, unit: str | None = None) -> pd.DataFrame:
     """Errors per independent unit and method (one column per method): a run, or, where runs share a private
     preprocessing draw (column ``draw``, ``preprocessing`` not ``none``), the mean of that draw's runs; unit u of two
     methods is paired (the same draw, or independent runs of the same index). Unfinished runs (a peer's, stopped by
     its time budget) are left out."""
-    runs = runs[runs["finished"].ne(False)] if "finished" in runs else runs
-    return runs.assign(unit=runs[unit_column(runs)]).pivot_table(index="unit", columns="method", values="error",
-                                                                 aggfunc="mean")  # fmt: skip
+    runs = finished_runs(runs)
+    unit = unit or unit_column(runs)
+    return runs.assign(unit=runs[unit]).pivot_table(index="unit", columns="method", values="error", aggfunc="mean")
+
+
+def finished_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs not stopped by a time budget (``finished`` False: a peer's fit; NaN, a method without the column,
+    counts as finished)."""
+    return runs[runs["finished"].ne(False)] if "finished" in runs else runs
 
 
 def unit_column(runs: pd.DataFrame) -> str:
@@ -288,7 +294,7 @@ def rankings(runs: pd.DataFrame) -> dict[str, Any]:
     if usable.empty:
         return {}
     chance_mse = float(usable["chance_error"].iloc[0]) ** 2
-    finished = usable[usable["finished"].ne(False)] if "finished" in usable else usable
+    finished = finished_runs(usable)
     # One pivot of every usable method per unit column, its columns taken per trust level: a (unit, method) mean
     # does not depend on the other methods, and rank_methods drops the units none of the level's methods has, so
     # each level ranks exactly the table a pivot of its own runs gives.
@@ -300,8 +306,7 @@ def rankings(runs: pd.DataFrame) -> dict[str, Any]:
             continue
         unit = unit_column(finished[level[finished.index]])
         if unit not in pivots:
-            pivots[unit] = finished.assign(unit=finished[unit]).pivot_table(index="unit", columns="method",
-                                                                            values="error", aggfunc="mean")  # fmt: skip
+            pivots[unit] = unit_errors(finished, unit)
         methods = set(usable.loc[level, "method"])
         table = pivots[unit]
         out[trust] = rank_methods(table[[m for m in table.columns if m in methods]], chance_mse)

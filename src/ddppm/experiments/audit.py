@@ -66,7 +66,7 @@ def workshop_epsilons(config: dict[str, Any]) -> list[float]:
     return [float(e) for e in config["audit"]["workshop"]["epsilons"] or config["workshop"]["epsilons"]]
 
 
-def bound_ceiling(eps: float, delta: float, draws: float) -> float:
+def bound_ceiling(delta: float, draws: float) -> float:
     """The largest bound ``draws`` counted draws per side can give at δ (every positive true, no false one,
     :func:`ddppm.audit.bounds.epsilon_lower_bound`): a claim above it cannot be refuted at this N (NaN if not run)."""
     if not np.isfinite(draws) or not np.isfinite(delta):
@@ -223,7 +223,7 @@ class PrivacyAudit(Experiment):
                 for name, method in common_task_methods().items() if name not in auditable]  # fmt: skip
         paths = [*job.input.methods, *job.input.journal, *job.input.workshop]
         table = pd.concat([*[read_parquet(path)[0] for path in paths], pd.DataFrame(rest)], ignore_index=True)
-        table["bound_ceiling"] = [bound_ceiling(r.eps, r.delta, r.draws) for r in table.itertuples()]
+        table["bound_ceiling"] = [bound_ceiling(r.delta, r.draws) for r in table.itertuples()]
         return {"csv": table, "parquet": table, "findings": audit_findings(table)}
 
     @experiment_step

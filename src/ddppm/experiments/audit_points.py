@@ -16,7 +16,7 @@ import pandas as pd
 
 from ddppm.accounting.neighbours import Neighbour
 from ddppm.accounting.rows import params_from_row
-from ddppm.audit.bounds import AuditResult, resolvable_delta_gap
+from ddppm.audit.bounds import AuditResult, resolvable_delta_gap, verdict
 from ddppm.audit.gossip import audit_gossip
 from ddppm.audit.workshop import STATISTICS, WorkshopPoint, audit_workshop, claim_worst_pair
 from ddppm.core.problem import DistributedProblem
@@ -24,11 +24,6 @@ from ddppm.methods.ddppm.steps import floor_neighbours
 
 INFEASIBLE = "infeasible"
 """The verdict of a point where no parameters met the limit: nothing runs, nothing to attack."""
-
-
-def verdict(eps_lower: float, eps: float) -> str:
-    """``violated`` when the bound exceeds the claim, else ``consistent`` (evidence, never proof)."""
-    return "violated" if eps_lower > eps else "consistent"
 
 
 def _threat_model(row: pd.Series) -> dict[str, Any]:
