@@ -213,3 +213,19 @@ def test_diabetes_floor_exceeds_the_limit_at_eps_5(diabetes):
     n1, _ = noise_free_pair_delta(diabetes, N1, [5.0], "network")
     assert n1[0] == pytest.approx(0.640, abs=1e-3)
     assert result.hockey[0] >= n1[0] > 0.008
+
+
+def test_best_directions_with_the_metric_factorised_once_are_bit_identical() -> None:
+    """The ``μ = 0`` direction computed once per metric (:func:`_metric_top`) is what each row computed itself."""
+    from ddppm.accounting.floor import _best_directions, _metric_top
+
+    rng = np.random.default_rng(3)
+    for d in (3, 13, 50):
+        B = rng.standard_normal((d, d))
+        metric = B.T @ B
+        top = _metric_top(metric)
+        assert top is not None
+        for x in rng.standard_normal((5, d)) / np.sqrt(d):
+            assert np.array_equal(_best_directions(x, metric, top), _best_directions(x, metric))
+        assert np.array_equal(_best_directions(np.zeros(d), metric, top), _best_directions(np.zeros(d), metric))
+    assert _metric_top(np.diag([2.0, 1.0])) is None  # a zero entry: each row factorises its own matrix

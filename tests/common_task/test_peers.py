@@ -1,6 +1,7 @@
 """The bridge to the peers' own environment (ddppm.common_task.peers, ddppm.common_task.peer_library), checked with a
 stand-in ``diffprivlib`` whose PCA is exact or slow, so no real library is needed: the components come back per
-point, each run gets its own random state, a point's time budget stops a slow fit and counts it, the runs are in
+point, each run gets its own random state, a point's time budget stops a slow fit and counts it, a larger ε of the
+same library and k after a point that ran out of time is not tried (and the findings say so), the runs are in
 the common task's format and the summary counts the unfinished fits. A failing peer is an error with its stderr.
 The real libraries are checked in tests/common_task/test_peers_samplers.py."""
 
@@ -12,9 +13,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from ddppm.common_task.peer_library import FINISHED, NOT_STARTED, TIMED_OUT
+from ddppm.common_task.peer_library import FINISHED, NOT_STARTED, SKIPPED, TIMED_OUT
 from ddppm.common_task.peers import (
     PEER_PYTHON,
     check_peer_environment,
@@ -30,7 +32,7 @@ from ddppm.core.errors import ConfigError, DDPPMError
 from ddppm.core.network import paper_ring_w
 from ddppm.core.partition import partition_rows
 from ddppm.core.problem import DistributedProblem
-from ddppm.experiments.common_peers import peer_runs, peer_runs_of_dataset
+from ddppm.experiments.common_peers import not_tried, peer_findings, peer_runs, peer_runs_of_dataset, point_outcomes
 from ddppm.methods import get_method
 
 STAND_IN = r'''
@@ -96,10 +98,34 @@ def test_time_budget_stops_a_slow_fit_and_starts_no_more(stand_in: str) -> None:
 
 
 def test_a_budget_too_small_for_a_timer_starts_no_fit(stand_in: str) -> None:
-    """Below a millisecond of budget no fit starts (a sub-microsecond timer would disarm, not fire)."""
-    point = {"library": "diffprivlib", "k": 1, "eps": 100.0, "seeds": [1, 2]}
-    (fitted,) = peer_fits(stand_in, _rows(), [point], point_seconds=1e-7)
+    """Below a millisecond of budget no fit starts (a sub-microsecond timer would disarm, not fire). No fit timed
+    out, but the point ran out of time all the same: the larger ε after it is not tried."""
+    points = [{"library": "diffprivlib", "k": 1, "eps": eps, "seeds": [1, 2]} for eps in (100.0, 200.0)]
+    fitted, larger = peer_fits(stand_in, _rows(), points, point_seconds=1e-7)
     assert list(fitted.status) == [NOT_STARTED, NOT_STARTED]
+    assert list(larger.status) == [SKIPPED, SKIPPED]
+
+
+def test_a_point_out_of_time_skips_the_larger_eps_of_its_library_and_k(stand_in: str, tmp_path: Path) -> None:
+    """Once a point of a (library, k) runs out of time, its later points at a larger ε are skipped without a call to
+    the library (the stand-in logs every call); another k, and a smaller ε later in the list, are still tried."""
+    points = [
+        {"library": "diffprivlib", "k": 1, "eps": 1.0, "seeds": [1, 2]},  # finishes
+        {"library": "diffprivlib", "k": 1, "eps": 100.0, "seeds": [3, 4]},  # times out
+        {"library": "diffprivlib", "k": 1, "eps": 200.0, "seeds": [5, 6]},  # skipped
+        {"library": "diffprivlib", "k": 2, "eps": 200.0, "seeds": [7, 8]},  # another k: tried (and times out)
+        {"library": "diffprivlib", "k": 1, "eps": 0.5, "seeds": [9, 10]},  # a smaller ε: tried
+        {"library": "diffprivlib", "k": 1, "eps": 300.0, "seeds": [11, 12]},  # skipped
+    ]
+    got = peer_fits(stand_in, _rows(), points, point_seconds=0.5)
+    statuses = [list(point.status) for point in got]
+    assert statuses == [[FINISHED] * 2, [TIMED_OUT, NOT_STARTED], [SKIPPED] * 2, [TIMED_OUT, NOT_STARTED],
+                        [FINISHED] * 2, [SKIPPED] * 2]  # fmt: skip
+    for skipped in (got[2], got[5]):
+        assert np.isnan(skipped.V).all() and np.isnan(skipped.seconds).all() and not skipped.finished.any()
+    assert [point.claimed_eps for point in got] == [p["eps"] for p in points]  # claimed even when not tried
+    calls = (tmp_path / "calls.txt").read_text().split("\n")[1:-1]  # after the warm-up fit
+    assert calls == ["1 1.0 1", "1 1.0 2", "1 100.0 3", "2 200.0 7", "1 0.5 9", "1 0.5 10"]  # none at 200, 300 for k=1
 
 
 def test_a_fit_that_swallows_every_exception_is_still_stopped_at_its_deadline(stand_in: str, tmp_path: Path) -> None:
@@ -151,6 +177,68 @@ def test_peer_runs_are_the_common_task_format_and_summary_counts_unfinished(stan
     seeds = library_seeds(7, ("toy", 1, "diffprivlib_pca", 1.0), 3)
     calls = (tmp_path / "calls.txt").read_text().split("\n")[1:4]  # after the warm-up fit
     assert calls == [f"1 1.0 {seed}" for seed in seeds] and len(set(seeds)) == 3
+
+
+def test_runs_summary_findings_and_log_name_a_skipped_point_not_tried(stand_in: str, tmp_path: Path) -> None:
+    """From the runs to the findings: the ε are fitted in increasing order whatever the grid's order, the point
+    after the one that ran out of time is skipped (no call), and the findings and the log say "not tried", never
+    "0 of 3 fits finished" for it; a point tried and finishing none still reads "0 of 3"."""
+    X = _rows()
+    tasks = [CommonTask(X, (np.arange(20), np.arange(20, 40)), 1)]
+    methods = {"diffprivlib_pca": get_method("diffprivlib_pca")}
+    options = {"adjacency": "replace_one"}
+    runs = peer_runs(tasks, methods, [200.0, 1.0, 100.0], 1e-5, 3, 7, 0.5, options, "toy", stand_in)
+    assert list(runs.drop_duplicates("eps")["eps"]) == [1.0, 100.0, 200.0]
+    assert not runs.loc[runs["eps"] == 200.0, "finished"].any()
+    assert not any(" 200.0 " in call for call in (tmp_path / "calls.txt").read_text().split("\n"))
+    summary = summarise(runs)
+    assert list(not_tried(summary)) == [False, False, True]
+    assert peer_findings(summary)[1] == (
+        "diffprivlib_pca on toy, k = 1: at ε = 1 3 of 3 fits finished; at ε = 100 0 of 3 fits finished; "
+        "at ε = 200 not tried (ε = 100 ran out of time)."
+    )
+    assert point_outcomes(runs) == [
+        "diffprivlib_pca k=1 eps=1: 3 of 3 fits finished",
+        "diffprivlib_pca k=1 eps=100: 0 of 3 fits finished",
+        "diffprivlib_pca k=1 eps=200: not tried (a smaller ε ran out of time)",
+    ]
+
+
+def test_findings_quote_the_last_point_with_fits_and_name_the_eps_that_stopped_the_rest() -> None:
+    """Per (library, data set, k): the quoted point, each larger ε tried, then the skipped ε at once, after the
+    smallest ε that ran out of time (the quoted point itself when it did)."""
+    rows = [  # method, k, eps, n_runs, n_unfinished
+        ("opendp_pca", 1, 1.0, 20, 0), ("opendp_pca", 1, 2.0, 3, 17), ("opendp_pca", 1, 5.0, 0, 20),
+        ("opendp_pca", 1, 10.0, 0, 20), ("opendp_pca", 3, 2.0, 20, 0), ("opendp_pca", 3, 5.0, 9, 11),
+        ("opendp_pca", 3, 10.0, 0, 20), ("diffprivlib_pca", 1, 0.5, 20, 0), ("diffprivlib_pca", 1, 1.0, 0, 20),
+    ]  # fmt: skip
+    summary = pd.DataFrame(
+        [
+            {
+                "setting": "prepared_rows",
+                "privacy_column": "claimed",
+                "dataset": "wine",
+                "method": m,
+                "k": k,
+                "eps": e,
+                "n_runs": n,
+                "n_unfinished": u,
+                "error_mean": 0.5,
+                "correct_law_error_mean": 0.75,
+            }
+            for m, k, e, n, u in rows
+        ]  # fmt: skip
+    )
+    assert list(not_tried(summary)) == [False, False, True, True, False, False, True, False, False]
+    assert peer_findings(summary)[1:] == [
+        "opendp_pca on wine, k = 1: at ε = 1 error 0.500 as installed (20 of 20 fits finished in the time budget), "
+        "0.750 with the Bingham law and the same ε split; at ε = 2 3 of 20 fits finished; at ε = 5 and 10 not "
+        "tried (ε = 2 ran out of time).",
+        "opendp_pca on wine, k = 3: at ε = 5 error 0.500 as installed (9 of 20 fits finished in the time budget), "
+        "0.750 with the Bingham law and the same ε split; at ε = 10 not tried (ε = 5 ran out of time).",
+        "diffprivlib_pca on wine, k = 1: at ε = 0.5 error 0.500 as installed (20 of 20 fits finished in the time "
+        "budget), 0.750 with the Bingham law and the same ε split; at ε = 1 0 of 20 fits finished.",
+    ]
 
 
 def test_library_eps_splits_and_the_correct_law_at_the_same_split() -> None:

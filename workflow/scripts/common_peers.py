@@ -2,7 +2,7 @@
 
 from ddppm.common_task.peers import check_peer_python
 from ddppm.core.io import write_parquet
-from ddppm.experiments.common_peers import peer_runs_of_dataset
+from ddppm.experiments.common_peers import peer_runs_of_dataset, point_outcomes
 from ddppm.pipeline.steps import problem_from_files, setup_logging
 
 log = setup_logging(snakemake.log[0])
@@ -13,5 +13,5 @@ problem = problem_from_files(snakemake.input.data, snakemake.input.partition, sn
 runs = peer_runs_of_dataset(problem, dataset, cfg["common"], full=bool(snakemake.params.full))
 write_parquet(runs, snakemake.output[0], {"config_hash": cfg["config_hash"], "dataset": dataset,
                                           "peers_lock": snakemake.params.peers_lock})  # fmt: skip
-for (method, k, eps), rows in runs.groupby(["method", "k", "eps"], sort=False):
-    log.info("%s k=%d eps=%g: %d of %d fits finished", method, k, eps, rows["finished"].sum(), len(rows))
+for line in point_outcomes(runs):
+    log.info(line)

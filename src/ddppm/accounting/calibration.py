@@ -336,8 +336,16 @@ class Calibration:
         self.initial_screen = [_pair_key(k) for k in top]
 
     def _store_pairs(self, key: tuple, res: DeltaResult) -> None:
-        for pair, frame in res.pairs.groupby(["observer", "agent", "row", "kind"], sort=False):
-            self._pairs[(key, _pair_key(pair))] = frame[self._pair_stat].to_numpy()
+        # the rows of each (observer, agent, row, kind), in order: a pandas groupby here cost more than a
+        # screened evaluation's tails
+        pairs = res.pairs
+        positions: dict[tuple, list[int]] = {}
+        keys = zip(*(pairs[c].tolist() for c in ("observer", "agent", "row", "kind")), strict=True)
+        for position, pair in enumerate(keys):
+            positions.setdefault(pair, []).append(position)
+        values = pairs[self._pair_stat].to_numpy()
+        for pair, rows in positions.items():
+            self._pairs[(key, _pair_key(pair))] = values[rows]
 
     def _search(self, c: Candidate) -> DeltaResult:
         key = c.params.canonical_key()
@@ -359,7 +367,8 @@ class Calibration:
         # and, per ε, the neighbour of the largest single realisation (for delta_statistic = max)
         by_max = searched.pairs.loc[searched.pairs.groupby("eps")["delta_max"].idxmax()]
         keys |= {(int(r.agent), int(r.row), str(r.kind)) for r in by_max.itertuples()}
-        self.pool.update({k: searched.neighbours[k] for k in keys})
+        # sorted: a set of tuples with strings iterates in an order that changes with Python's hash seed
+        self.pool.update({k: searched.neighbours[k] for k in sorted(keys)})
 
     def full(self, c: Candidate) -> DeltaResult:
         """δ with every (observer, pooled neighbour) pair, cached per parameters and pool size."""

@@ -277,19 +277,32 @@ def to_sphere(x: np.ndarray, directions: np.ndarray) -> np.ndarray:
 _TRADE_OFFS = (0.0, 1.0, 10.0, 100.0)
 
 
-def _best_directions(x: np.ndarray, metric: np.ndarray) -> np.ndarray:
+def _best_directions(x: np.ndarray, metric: np.ndarray, top: np.ndarray | None = None) -> np.ndarray:
     """Directions ``u`` (unit rows) that make ``p = uᵀAu`` large and ``|r| = |xᵀAu|`` small (``A = metric``).
 
     The pair's non-unit eigenvalues spread most with a large ``p`` at ``r = 0`` (module docstring); the top
-    eigenvector of ``A − μ (Ax)(Ax)ᵀ/q`` trades the two, one ``μ`` each (``q = xᵀAx``).
+    eigenvector of ``A − μ (Ax)(Ax)ᵀ/q`` trades the two, one ``μ`` each (``q = xᵀAx``). ``top``: the top
+    eigenvector of ``A`` itself (``μ = 0``, the same for every row), if already known (:func:`_metric_top`).
     """
     ax = metric @ x
     q = float(x @ ax)
     out = []
     for mu in _TRADE_OFFS if q > 0 else (0.0,):
+        if mu == 0.0 and top is not None:
+            out.append(top)
+            continue
         _, vec = np.linalg.eigh(metric - (mu / q if q > 0 else 0.0) * np.outer(ax, ax))
         out.append(vec[:, -1])
     return np.array(out)
+
+
+def _metric_top(metric: np.ndarray) -> np.ndarray | None:
+    """The top eigenvector :func:`_best_directions` computes at ``μ = 0`` for every row, computed once: there it
+    factorises ``A − 0·(Ax)(Ax)ᵀ``, which is ``A`` bit for bit when no entry of ``A`` is zero (``a − (±0) = a``);
+    ``None`` otherwise (a zero entry could change sign)."""
+    if not np.all(metric != 0):
+        return None
+    return np.linalg.eigh(metric)[1][:, -1]
 
 
 def _projected(x: np.ndarray, directions: np.ndarray) -> np.ndarray:
@@ -302,8 +315,9 @@ def _moves(X: np.ndarray, directions: np.ndarray, metric: np.ndarray) -> tuple[n
     """Every row moved along ± every direction and ± its own best directions (to the sphere, and by distance
     1 then projected), or to 0: the row index, the replacement and the move direction of each candidate."""
     rows, news, dirs = [], [], []
+    top = _metric_top(metric)
     for r, x in enumerate(X):
-        own = _best_directions(x, metric)
+        own = _best_directions(x, metric, top)
         signed = np.vstack([directions.T, -directions.T, own, -own])
         sphere = to_sphere(x, signed)
         projected = _projected(x, signed)

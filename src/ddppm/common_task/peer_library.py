@@ -22,11 +22,13 @@ Each library runs through its own public API, as a user calls it on rows already
 Both libraries' eigenvector samplers are defective (docs/peers.md): what they release follows the density
 ``∝ exp(−uᵀAu)(uᵀΩu)^{−d}``, not the Bingham law their proof is about. A draw costs a geometric number of
 proposals, so a fit can take minutes: each (library, k, ε) point gets a wall-clock budget, a fit still running when
-it ends is stopped, and the point's remaining fits are not started. Each fit runs in a forked child that is killed
-(``SIGKILL``) at the deadline: nothing is interrupted inside a library (a timeout raised inside OpenDP's Python
-callback could abort the whole process), and no library can swallow its stop. For k = 1 the proposals are
-independent of one another, so the fits that finish follow the sampler's law exactly (stopping selects nothing);
-for k > 1 a later direction's cost depends on the earlier ones, so the finished fits may lean towards the faster.
+it ends is stopped, and the point's remaining fits are not started; once a point has run out of time, the later
+points of the same library and k at a larger ε are not tried at all (:data:`SKIPPED`). Each fit runs in a forked
+child that is killed (``SIGKILL``) at the deadline: nothing is interrupted inside a library (a timeout raised inside
+OpenDP's Python callback could abort the whole process), and no library can swallow its stop. For k = 1 the
+proposals are independent of one another, so the fits that finish follow the sampler's law exactly (stopping
+selects nothing); for k > 1 a later direction's cost depends on the earlier ones, so the finished fits may lean
+towards the faster.
 """
 
 from __future__ import annotations
@@ -50,7 +52,10 @@ OPENDP_FEATURES = ("contrib", "idealized-numerics", "honest-but-curious")
 """The OpenDP features its PCA needs: ``contrib`` (not yet vetted code), ``idealized-numerics`` (floating-point
 arithmetic treated as exact) and ``honest-but-curious`` (a Python callback inside a measurement)."""
 
-FINISHED, TIMED_OUT, NOT_STARTED = 0, 1, 2
+FINISHED, TIMED_OUT, NOT_STARTED, SKIPPED = 0, 1, 2, 3
+"""A fit's status (:func:`run_points`): finished in the point's budget; stopped at the deadline; not started because
+the point's budget ran out; not started because a smaller ε of this library and k ran out of time (the point was
+not tried). Only ``FINISHED`` is finished."""
 
 
 def fit_diffprivlib(X: np.ndarray, k: int, eps: float, seed: int) -> np.ndarray:
@@ -122,13 +127,38 @@ def fit_in_child(fit: Callable[[], np.ndarray], timeout: float) -> tuple[int, np
 
 
 def run_points(X: np.ndarray, points: list[dict], budget: float) -> dict[str, np.ndarray]:
-    """Every point ``{"library", "k", "eps", "seeds"}``: one fit per seed (:func:`fit_in_child`) until the point's
-    ``budget`` seconds run out. Returns per point i ``V_i`` (runs, d, k; NaN where unfinished), ``seconds_i`` (per
-    fit; NaN where unfinished), ``status_i`` (:data:`FINISHED`, :data:`TIMED_OUT`, :data:`NOT_STARTED`) and
-    ``claimed_eps_i`` (the library's own replace-one ε)."""
+    """Fit every point, one fit per seed (:func:`fit_in_child`), until the point's budget runs out.
+
+    The points are processed in the order given. Once a point of a (library, k) has run out of time (one of its
+    fits timed out, or the budget ended before all of them started), the later points of the same (library, k)
+    with a larger ε are not tried: their fits are all :data:`SKIPPED` and take no time. A later point with a
+    smaller ε, or of another library or k, is tried as usual.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The rows (n, d), in the unit ball and centred.
+    points : list of dict
+        ``{"library", "k", "eps", "seeds"}`` per point; the experiment gives each (library, k)'s points in
+        increasing ε, so the skipped points are exactly those above the first ε that ran out of time.
+    budget : float
+        Wall-clock seconds per point.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Per point i: ``V_i`` (runs, d, k; NaN where unfinished), ``seconds_i`` (per fit; NaN where unfinished),
+        ``status_i`` (:data:`FINISHED`, :data:`TIMED_OUT`, :data:`NOT_STARTED`, :data:`SKIPPED`) and
+        ``claimed_eps_i`` (the library's own replace-one ε; read for a skipped point too: OpenDP's map costs
+        milliseconds, no fit).
+    """
     n, d = X.shape
     for library in {point["library"] for point in points}:  # imports are not a fit's time (the children inherit them)
         opendp_replace_one(n, d, 1, 1.0) if library == "opendp" else fit_diffprivlib(X, 1, 0.01, 0)
+    # A fit's cost is a geometric number of proposals whose mean grows fast with ε: when a point runs out of time,
+    # a larger ε of the same library and k runs out sooner still (in the default run, k = 1 at ε = 5 spent its
+    # whole budget to finish 0 fits), so its budget would be spent to learn nothing.
+    ran_out: dict[tuple[str, int], float] = {}  # (library, k) -> the smallest ε tried so far that ran out of time
     out = {}
     for i, point in enumerate(points):
         library, k, eps, seeds = point["library"], int(point["k"]), float(point["eps"]), point["seeds"]
@@ -136,6 +166,10 @@ def run_points(X: np.ndarray, points: list[dict], budget: float) -> dict[str, np
         seconds = np.full(len(seeds), np.nan)
         status = np.full(len(seeds), NOT_STARTED)
         claimed = opendp_replace_one(n, d, k, eps) if library == "opendp" else eps
+        if eps > ran_out.get((library, k), float("inf")):
+            status[:] = SKIPPED
+            out.update({f"V_{i}": V, f"seconds_{i}": seconds, f"status_{i}": status, f"claimed_eps_{i}": claimed})
+            continue
         deadline = time.monotonic() + budget
         for run, seed in enumerate(seeds):
             left = deadline - time.monotonic()
@@ -147,6 +181,11 @@ def run_points(X: np.ndarray, points: list[dict], budget: float) -> dict[str, np
             if status[run] == TIMED_OUT:
                 break
             V[run], seconds[run] = fitted, took
+        # "Ran out of time" is any unfinished fit, not only a timed-out one: a budget that ends between two fits
+        # leaves the rest NOT_STARTED with none timed out. So a point is skipped exactly when a smaller ε tried
+        # before it has n_unfinished > 0, which the summary shows (ddppm.experiments.common_peers.not_tried).
+        if (status != FINISHED).any():
+            ran_out[library, k] = min(eps, ran_out.get((library, k), float("inf")))
         out.update({f"V_{i}": V, f"seconds_{i}": seconds, f"status_{i}": status, f"claimed_eps_{i}": claimed})
     return out
 

@@ -9,8 +9,9 @@ the same bound the project's sensitivities use; the target is the top-k eigenvec
 
 :func:`peer_runs` gives the common task's runs format (:func:`ddppm.common_task.run.run_rows`) for every (library,
 k, ε), with a wall-clock budget per point: a fit that has not finished when it runs out counts as unfinished
-(``finished`` False, ``error`` NaN), and the summary reports how many finished. :func:`library_eigenvector_draws`
-calls each library's eigenvector sampler alone (the defect's test; docs/peers.md).
+(``finished`` False, ``error`` NaN), and the summary reports how many finished; once a point runs out of time, the
+larger ε of the same library and k are not tried (their fits unfinished too, taking no time).
+:func:`library_eigenvector_draws` calls each library's eigenvector sampler alone (the defect's test; docs/peers.md).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ changes (another library version)."""
 
 
 def peer_minutes(config: dict[str, Any], full: bool) -> int:
-    """A cluster job's runtime (minutes) for one data set's peers: every point's time budget, plus a minute."""
+    """A cluster job's runtime (minutes) for one data set's peers: every point's time budget, plus a minute (an
+    upper bound: the points skipped after a smaller ε ran out of time take none)."""
     section = config["common"]
     peers = section["peers"]
     grid = section if full else peers
@@ -112,7 +114,8 @@ def _call(python: str | Path, argv: list[str], what: str, timeout: float | None 
 class PeerPoint:
     """One (library, k, ε) point's fits: ``V`` (runs, d, k; NaN where unfinished), ``seconds`` per fit (NaN
     where unfinished), ``status`` per run (:data:`ddppm.common_task.peer_library.FINISHED`, ``TIMED_OUT``,
-    ``NOT_STARTED``) and the library's own replace-one ε (``claimed_eps``)."""
+    ``NOT_STARTED``, ``SKIPPED``: not tried, a smaller ε of the library and k ran out of time) and the library's
+    own replace-one ε (``claimed_eps``)."""
 
     V: np.ndarray
     seconds: np.ndarray
@@ -128,7 +131,8 @@ def peer_fits(
     python: str | Path, X: np.ndarray, points: Sequence[Mapping[str, Any]], point_seconds: float = math.inf
 ) -> list[PeerPoint]:
     """Fit each library at each point ``{"library", "k", "eps", "seeds"}`` (one fit per seed) in the peers'
-    environment, with ``point_seconds`` of wall clock per point (:func:`ddppm.common_task.peer_library.run_points`).
+    environment, with ``point_seconds`` of wall clock per point (:func:`ddppm.common_task.peer_library.run_points`:
+    in the order given, and a point after a smaller ε of its library and k that ran out of time is not tried).
 
     Raises
     ------

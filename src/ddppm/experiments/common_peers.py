@@ -3,8 +3,10 @@ environment on the pipeline's rows (:mod:`ddppm.common_task.peers`, :mod:`ddppm.
 
 The default run fits them at the points where fits finish (``common.peers.datasets/ranks/epsilons``, a few
 seconds per point); the target ``common_peers_full`` fits every data set, k and ε of the common task with a
-larger budget per point. Their rows join the common task's summary (setting prepared_rows), never its "which method"
-table: their privacy column is ``claimed`` (no proof covers what their samplers release).
+larger budget per point. In both, once a point runs out of time the larger ε of the same library and k are not
+tried (:func:`ddppm.common_task.peer_library.run_points`; :func:`not_tried` finds them in a summary). Their rows
+join the common task's summary (setting prepared_rows), never its "which method" table: their privacy column is
+``claimed`` (no proof covers what their samplers release).
 """
 
 from __future__ import annotations
@@ -84,11 +86,14 @@ def peer_runs(
     ``prepared_rows`` (the libraries' own preprocessing is not run: docs/peers.md), with the columns
     ``finished`` and ``correct_law_error`` (the error of a draw from the Bingham law with the library's own ε
     split: :meth:`~ddppm.methods.peers.PeerLibrary.correct_law`, every run, finished or not). One peers'
-    process serves them all."""
+    process serves them all; a point after a smaller ε of its library and k that ran out of time is not tried
+    (its runs unfinished)."""
     plan, points = [], []
     for task in tasks:
         for name, method in methods.items():
-            for eps in eps_grid:
+            # Increasing ε per (library, k), whatever the config's order: the peers' side skips the points above an
+            # ε that ran out of time in the order given, so this order is what makes :func:`not_tried` exact.
+            for eps in sorted(map(float, eps_grid)):
                 calibrated = method.common_calibrate(task, float(eps), float(delta_limit), options)
                 seeds = library_seeds(seed, (dataset, task.k, name, float(eps)), runs)
                 plan.append((task, name, method, calibrated))
@@ -128,12 +133,69 @@ def peer_runs_of_dataset(
 MIN_FITS_QUOTED = 5
 """A point is quoted in the findings only when at least this many of its fits finished."""
 
+POINT_KEYS = ["method", "dataset", "k"]
+"""A peers' point is one (library, k, ε) of one data set: its ε are run in increasing order (:func:`peer_runs`)."""
+
+
+def not_tried(points: pd.DataFrame) -> pd.Series:
+    """Which peers' points were not tried because a smaller ε of the same library, data set and k ran out of time.
+
+    Parameters
+    ----------
+    points : pandas.DataFrame
+        One row per point of one peers' run (a summary's rows for the peers: columns ``method``, ``dataset``,
+        ``k``, ``eps`` and ``n_unfinished``).
+
+    Returns
+    -------
+    pandas.Series
+        Boolean, on ``points``' index: True where the point's fits were all
+        :data:`~ddppm.common_task.peer_library.SKIPPED`.
+
+    Notes
+    -----
+    The summary has no status column (:func:`ddppm.common_task.run.summarise` keeps only its own columns), so this
+    is read off the rule itself, which makes it exact rather than a guess: the peers' side skips a point exactly
+    when a point of the same (library, k) before it, at a smaller ε, ran out of time, that is has an unfinished
+    fit (n_unfinished > 0; :func:`ddppm.common_task.peer_library.run_points`), and :func:`peer_runs` sends each
+    (library, k)'s ε in increasing order, one request per data set, so "before it" is "at a smaller ε". A point
+    tried and finishing 0 fits is never after such a point, so it is never taken for a skipped one.
+    """
+    ordered = points.sort_values("eps", kind="stable")
+    ran_out = ordered["n_unfinished"].gt(0).astype(int)
+    # how many smaller ε of the group ran out of time (the ε of one group are distinct)
+    before = ran_out.groupby([ordered[key] for key in POINT_KEYS], sort=False).cumsum() - ran_out
+    return before.gt(0).reindex(points.index)
+
+
+def _eps_list(values: Sequence[float]) -> str:
+    """``5``, ``5 and 10``, ``2, 5 and 10``."""
+    words = [f"{v:g}" for v in values]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def point_outcomes(runs: pd.DataFrame) -> list[str]:
+    """One line per peers' point of a runs frame (:func:`peer_runs`), for the job's log: ``<method> k=<k> eps=<ε>:
+    <finished> of <runs> fits finished``, or ``not tried (a smaller ε ran out of time)`` (:func:`not_tried`)."""
+    points = runs.groupby([*POINT_KEYS, "eps"], sort=False)["finished"].agg(n_runs="sum", total="size").reset_index()
+    points["n_unfinished"] = points["total"] - points["n_runs"]
+    skipped = not_tried(points)
+    return [
+        f"{p.method} k={p.k} eps={p.eps:g}: "
+        + ("not tried (a smaller ε ran out of time)" if skip else f"{p.n_runs} of {p.total} fits finished")
+        for p, skip in zip(points.itertuples(), skipped, strict=True)
+    ]
+
 
 def peer_findings(summary: pd.DataFrame) -> list[str]:
-    """The peers as installed, in sentences (setting prepared_rows): what their privacy column means, then per library,
-    data set and k its error at the largest ε where at least :data:`MIN_FITS_QUOTED` fits finished, beside the
-    Bingham law with the library's own ε split (``correct_law_error_mean``: the same mechanism sampled right), and
-    how many fits finished at the larger ε."""
+    """The peers as installed, in sentences (setting prepared_rows).
+
+    First what their privacy column means, then per library, data set and k its error at the largest ε where at
+    least :data:`MIN_FITS_QUOTED` fits finished, beside the Bingham law with the library's own ε split
+    (``correct_law_error_mean``: the same mechanism sampled right), how many fits finished at each larger ε tried,
+    and the larger ε not tried because a smaller one ran out of time (:func:`not_tried`: "at ε = 5 not tried
+    (ε = 2 ran out of time)", never "0 of 20 fits finished" as if tried).
+    """
     peers = summary[(summary["privacy_column"] == "claimed") & (summary["setting"] == PREPARED)]
     if peers.empty:
         return []
@@ -141,10 +203,13 @@ def peer_findings(summary: pd.DataFrame) -> list[str]:
         "The peers as installed (" + ", ".join(dict.fromkeys(peers["method"])) + "): each claims pure ε for one "
         "replaced row; the proof is about the Bingham law, which their samplers do not draw (sampler defect: not "
         "the mechanism's law), so the claim is not proven for what they release (docs/peers.md). Their rows are "
-        "listed beside the \"which method\" table, never in it."
+        'listed beside the "which method" table, never in it.'
     ]
-    for (method, dataset, k), rows in peers.groupby(["method", "dataset", "k"], sort=False):
+    peers = peers.assign(not_tried=not_tried(peers))
+    for (method, dataset, k), rows in peers.groupby(POINT_KEYS, sort=False):
         rows = rows.sort_values("eps")
+        # the smallest ε that ran out of time: what stopped the larger ones (it may be the quoted point itself)
+        first = rows.loc[rows["n_unfinished"].gt(0) & ~rows["not_tried"], "eps"].min()
         quoted = rows[rows["n_runs"] >= MIN_FITS_QUOTED]
         parts = []
         if len(quoted):
@@ -156,8 +221,11 @@ def peer_findings(summary: pd.DataFrame) -> list[str]:
                 "the same ε split"
             )
             rows = rows[rows["eps"] > row["eps"]]
+        tried, skipped = rows[~rows["not_tried"]], rows[rows["not_tried"]]
         parts += [f"at ε = {r['eps']:g} {int(r['n_runs'])} of {int(r['n_runs'] + r['n_unfinished'])} fits finished"
-                  for _, r in rows.iterrows()]  # fmt: skip
+                  for _, r in tried.iterrows()]  # fmt: skip
+        if len(skipped):
+            parts.append(f"at ε = {_eps_list(skipped['eps'])} not tried (ε = {first:g} ran out of time)")
         lines.append(f"{method} on {dataset}, k = {k}: " + "; ".join(parts) + ".")
     return lines
 

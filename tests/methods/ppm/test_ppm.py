@@ -518,3 +518,15 @@ def test_sensitivity_ratio_table_and_figures():
     labels = [t.get_text() for t in figure.legends[0].get_texts()]
     assert labels[:2] == ["Nicolas et al., centralised (Alg. 1)", "FedPower, synchronous (local DP)"]
     assert ppm_plots.OVER_TARGET_LABEL in labels and any(label.startswith("no noise") for label in labels)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 13, 50])
+def test_symmetric_gaussian_is_numpy_triu_bit_for_bit(n: int) -> None:
+    """The cached-mask noise equals ``np.triu(Z·σ) + np.triu(np.triu(Z·σ), 1).T`` of the same draw, sign bits
+    included (σ = 0 gives signed zeros)."""
+    for std in (0.3, 0.0):
+        got = symmetric_gaussian(n, std, np.random.default_rng(n))
+        upper = np.triu(np.random.default_rng(n).standard_normal((n, n)) * std)
+        want = upper + np.triu(upper, 1).T
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+        assert np.array_equal(got, got.T)
