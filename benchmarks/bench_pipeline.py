@@ -3,6 +3,12 @@
     python benchmarks/bench_pipeline.py tiny        # tests/config/tiny.yaml, in a fresh copy of the repository
     python benchmarks/bench_pipeline.py default     # the default run (config.yaml), in a fresh copy
     python benchmarks/bench_pipeline.py default --workdir .   # in this checkout (its results/ must not exist)
+    python benchmarks/bench_pipeline.py default --baseline HEAD~1   # then that commit, right after, the same way
+
+Time only compares within one session: on the 2-core virtual machine of 2026-11-28 the same commit took 10 min
+29 s and, four hours later, 11 min 59 s (two concurrent jobs slow each other by a varying amount). ``--baseline
+REV`` therefore times the commit ``REV`` (its files as ``git archive`` gives them) right after the working copy,
+and records it beside it (``baseline``), so a speed change is read as the difference of two runs of one hour.
 
 It prints the wall time, the number of jobs and the cores, and writes them to benchmarks/timings.yaml (with the
 date, the commit and the machine's core count), with what explains the wall time, read from Snakemake's log of
@@ -129,10 +135,13 @@ def main() -> None:
     parser.add_argument("config", choices=sorted(CONFIGS))
     parser.add_argument("--workdir", type=Path, help="run here instead of a fresh copy of the repository")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--baseline", metavar="REV", help="then time this commit the same way, right after")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         workdir = args.workdir.resolve() if args.workdir else copy_checkout(ROOT, Path(scratch))
         record = run(args.config, workdir, args.cores)
+    if args.baseline:
+        record["baseline"] = baseline(args.config, args.baseline, args.cores)
     timings = yaml.safe_load(TIMINGS.read_text()) if TIMINGS.exists() else {}
     timings[args.config] = record
     TIMINGS.write_text(yaml.safe_dump(timings, sort_keys=True), encoding="utf-8")
@@ -141,6 +150,32 @@ def main() -> None:
     print(f"summed job time {record['summed_job_seconds']} s, of which start-up ~{record['summed_startup_seconds']} s")
     for cost in record["costliest_rules"]:
         print(f"  {cost['rule']:32s} {cost['jobs']:4d} jobs {cost['seconds']:8.1f} s")
+    if "baseline" in record:
+        base = record["baseline"]
+        summed = base["summed_job_seconds"]
+        print(f"baseline {base['commit']} (timed right after): {base['wall_seconds']} s wall, job time {summed} s")
+
+
+def baseline(config: str, rev: str, cores: int) -> dict[str, object]:
+    """Time the commit ``rev`` as :func:`run` timed the working copy: its tracked files (``git archive``, what a
+    fresh clone has) in a scratch folder, with the peers' environment linked as :func:`copy_checkout` does."""
+    with tempfile.TemporaryDirectory() as scratch:
+        commit = export_commit(rev, Path(scratch))
+        record = run(config, Path(scratch), cores)
+    return {"commit": commit, **{key: record[key] for key in ("wall_seconds", "jobs", "summed_job_seconds")}}
+
+
+def export_commit(rev: str, dest: Path, root: Path = ROOT) -> str:
+    """The tracked files of commit ``rev`` of ``root`` written to ``dest`` (``git archive``), the peers'
+    environment linked in; returns the commit's short hash."""
+    commit = subprocess.run(["git", "rev-parse", "--short", rev], cwd=root, check=True, capture_output=True, text=True)
+    archive = subprocess.run(["git", "archive", rev], cwd=root, check=True, capture_output=True).stdout
+    dest.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    peers = root / ".venv-peers"
+    if peers.exists():
+        (dest / ".venv-peers").symlink_to(peers.resolve(), target_is_directory=True)
+    return commit.stdout.strip()
 
 
 if __name__ == "__main__":

@@ -270,6 +270,13 @@ def timings_block(timings: dict[str, dict[str, object]]) -> str:
                 f"{_duration(float(t['summed_startup_seconds']))} of it starting Python; the costliest rules: "
                 f"{costliest}."
             )
+        if "baseline" in t:  # bench_pipeline.py --baseline: the same hour's timing of another commit
+            base = t["baseline"]
+            parts.append(
+                f"Commit {base['commit']}, timed right after on the same machine, took "
+                f"{_duration(float(base['wall_seconds']))} (jobs {_duration(float(base['summed_job_seconds']))}): "
+                "run times vary by the hour on a shared machine, so compare within one session."
+            )
     if "tiny" in timings:
         t = timings["tiny"]
         parts.append(
