@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from ddppm.testing import copy_checkout
+from ddppm.testing import copy_checkout, link_peers_environment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_startup, beside this file
 
@@ -172,9 +172,7 @@ def export_commit(rev: str, dest: Path, root: Path = ROOT) -> str:
     archive = subprocess.run(["git", "archive", rev], cwd=root, check=True, capture_output=True).stdout
     dest.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    peers = root / ".venv-peers"
-    if peers.exists():
-        (dest / ".venv-peers").symlink_to(peers.resolve(), target_is_directory=True)
+    link_peers_environment(root, dest)
     return commit.stdout.strip()
 
 

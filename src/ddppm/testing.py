@@ -74,10 +74,17 @@ def copy_checkout(root: Path, dest: Path, link_peers: bool = True) -> Path:
         if (root / rel).is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / rel, dest / rel)
-    peers = root / ".venv-peers"
-    if link_peers and peers.exists():
-        (dest / ".venv-peers").symlink_to(peers.resolve(), target_is_directory=True)
+    if link_peers:
+        link_peers_environment(root, dest)
     return dest
+
+
+def link_peers_environment(root: Path, dest: Path) -> None:
+    """Link the peers' environment of the checkout ``root`` (``.venv-peers``, ignored by git) into ``dest``, where
+    a checkout has it, if ``root`` has one."""
+    peers = root / ".venv-peers"
+    if peers.exists():
+        (dest / ".venv-peers").symlink_to(peers.resolve(), target_is_directory=True)
 
 
 def three_agent_problem() -> DistributedProblem:
