@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import resource
 import statistics
 import subprocess
@@ -37,6 +38,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "workflow" / "scripts"
 DEFAULT_TARGET = 0.5
 """Seconds a job may spend starting (interpreter and top-level imports) before its work."""
+JOB_ENVIRONMENT = {**os.environ, **{v: os.environ.get(v, "1") for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                                      "MKL_NUM_THREADS")}}  # fmt: skip
+"""The environment a job starts in: one BLAS thread, as the Snakefile sets unless the caller chose (BLAS otherwise
+starts a thread per core while numpy imports, which costs CPU time a job does not pay)."""
 
 
 def top_level_imports(path: Path) -> list[str]:
@@ -60,7 +65,7 @@ def timed(code: str) -> tuple[float, float]:
     """Wall and CPU seconds (user + system) of a fresh interpreter that runs ``code`` and exits (it must succeed)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=JOB_ENVIRONMENT, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -79,7 +84,12 @@ def median_times(code: str, repeat: int) -> tuple[float, float]:
 def slowest_modules(code: str, count: int) -> list[tuple[int, str]]:
     """The ``count`` modules with the largest cumulative import time (µs) when a fresh interpreter runs ``code``."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-X", "importtime", "-c", code],
+        cwd=ROOT,
+        env=JOB_ENVIRONMENT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     rows = []
     for line in proc.stderr.splitlines():
