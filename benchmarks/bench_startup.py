@@ -5,16 +5,17 @@ imports, i.e. a Snakemake job before its work (issue 49, "a cheap start").
     .venv/bin/python benchmarks/bench_startup.py --target 0.4 --repeat 5
     .venv/bin/python benchmarks/bench_startup.py experiment_step method_params --importtime
 
-Every Snakemake job runs one script of ``workflow/scripts/`` in a new Python process, so what the script imports
-at its top level is paid once per job (hundreds of jobs in a run, most of them small). For each script this
-collects the ``import`` statements of its module body (also inside a top-level ``try``; never those inside a
-function, a class, a loop or a branch, which run as part of the work), runs them alone in a fresh ``python -c``
-(the script's other code needs the ``snakemake`` object, and is the job's work, not its start), and takes the
-median wall time of ``--repeat`` interpreters, after one untimed warm-up run that writes the byte code. The
-interpreters' CPU time (user + system, median) is printed beside it: on a shared machine it moves less than the
-wall time. The bare interpreter's start (``python -c pass``) is printed for reference; it is part of every time.
-Not included: Snakemake's own preamble of a ``script:`` (which unpickles the job's ``snakemake`` object), and what
-a script imports at run time, such as the one method or experiment it looks up in a registry.
+Every Snakemake job runs one script of ``workflow/scripts/`` in a new Python process, so what the script imports at
+its top level is paid once per job (hundreds of jobs in a run, most of them small). For each script this collects the
+``import`` statements of its module body (also inside a top-level ``try``; never those inside a function, a class, a
+loop or a branch, which run as part of the work), runs them alone in a fresh ``python -c`` (the script's other code
+needs the ``snakemake`` object, and is the job's work, not its start) with one BLAS thread, as a job has
+(:data:`JOB_ENVIRONMENT`), and takes the median wall time of ``--repeat`` interpreters, after one untimed warm-up run
+that writes the byte code. The interpreters' CPU time (user + system, median) is printed beside it: on a shared
+machine it moves less than the wall time. The bare interpreter's start (``python -c pass``) is printed for reference;
+it is part of every time. Not included: Snakemake's own preamble of a ``script:`` (which unpickles the job's
+``snakemake`` object), and what a script imports at run time, such as the one method or experiment it looks up in a
+registry.
 
 It prints one line per script, slowest first, flags every script over ``--target`` seconds and exits with status 1
 if any is. ``--importtime`` prints, for the named scripts, the slowest modules of ``python -X importtime``
@@ -38,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "workflow" / "scripts"
 DEFAULT_TARGET = 0.5
 """Seconds a job may spend starting (interpreter and top-level imports) before its work."""
-JOB_ENVIRONMENT = {**os.environ, **{v: os.environ.get(v, "1") for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                                                      "MKL_NUM_THREADS")}}  # fmt: skip
+BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+JOB_ENVIRONMENT = {**os.environ, **{variable: os.environ.get(variable, "1") for variable in BLAS_VARIABLES}}
 """The environment a job starts in: one BLAS thread, as the Snakefile sets unless the caller chose (BLAS otherwise
 starts a thread per core while numpy imports, which costs CPU time a job does not pay)."""
 

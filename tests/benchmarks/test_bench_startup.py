@@ -11,7 +11,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import bench_startup  # noqa: E402
 
-BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+BLAS_VARIABLES = bench_startup.BLAS_VARIABLES
 
 
 def test_children_start_with_one_blas_thread_as_the_snakefile_sets(monkeypatch):
