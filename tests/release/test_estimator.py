@@ -140,3 +140,27 @@ def test_auto_runs_the_advisor_on_the_public_shape() -> None:
     assert chosen.secure_noise and chosen.trust_model == "local"
     assert model.privacy_.method_choice.startswith("auto: ddppm advise's simulation") and "no data read" in (
         model.privacy_.method_choice)
+
+
+def test_a_tested_methods_delta_adds_its_tests_failure_and_the_certificate_says_so() -> None:
+    """Cai, Xia & Zha's propose-test-release: the certified δ is the closed-form δ of μ-GDP (Dong, Roth & Su 2022,
+    Cor. 2.13: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)) plus (1 + e^ε)·(the test's failure probability), and the
+    certificate's ``composition`` names that term with its value; a method without a test adds nothing."""
+    from scipy.stats import norm
+
+    eps = 5.0
+    tested = PrivatePCA(2, eps, 1e-4, WINE_BOUNDS, method="cai_xia_zha", noise="simulation", random_state=3).fit(WINE)
+    plain = PrivatePCA(2, eps, 1e-4, WINE_BOUNDS, method="analyze_gauss", noise="simulation", random_state=3).fit(WINE)
+    for model in (tested, plain):
+        mu = model.privacy_.mu
+        gdp = norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+        extra = model.privacy_.delta - gdp
+        if model is plain:
+            assert extra == pytest.approx(0.0, abs=1e-12 * gdp)
+            assert "test" not in model.privacy_.composition
+            continue
+        assert extra > 1e-4 * gdp  # the test's term is there, not round-off
+        words = model.privacy_.composition
+        failure = float(words.split("(1 + e^ε)·")[1].split(" ")[0])
+        assert extra == pytest.approx((1 + np.exp(eps)) * failure, rel=1e-6)
+        assert f"{extra:.4g}" in words

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ddppm.common_task.base import Calibrated, GaussianRelease, releases_mu
+from ddppm.common_task.base import Calibrated, GaussianRelease, failure_delta, releases_mu
 from ddppm.common_task.preprocessing import PreprocessingNoise
 from ddppm.release.noise import OPENDP_SAMPLER, opendp_module, opendp_rho
 
@@ -28,6 +28,19 @@ SCOPE = "raw_records"
 GDP_COMPOSITION = "exact μ-GDP composition of Gaussian releases (Dong, Roth & Su 2022)"
 PURE_COMPOSITION = ("pure ε_m-DP method ∘ μ-GDP preprocessing, exact (randomised response dominates the pure "
                     "mechanism: Kairouz, Oh & Viswanath 2015)")  # fmt: skip
+
+
+def composition_words(pure_dp: bool, eps: float, test_failure: float) -> str:
+    """How the certified δ is composed: μ-GDP (or a pure method with μ-GDP preprocessing), plus, for a method with a
+    propose-test-release test that fails with probability at most ``test_failure``, the
+    :func:`~ddppm.common_task.base.failure_delta` it adds to δ."""
+    words = PURE_COMPOSITION if pure_dp else GDP_COMPOSITION
+    if test_failure > 0:
+        words += (f"; plus (1 + e^ε)·{test_failure:g} = {failure_delta(eps, test_failure):.4g} for a test that fails "
+                  f"with probability at most {test_failure:g} (propose-test-release)")  # fmt: skip
+    return words
+
+
 NOISE_WORDS = {
     "secure": f"secure: {OPENDP_SAMPLER}; public randomness (starts) from numpy",
     "simulation": "simulation: numpy floating-point Gaussians; reproducible, NOT for releasing real data",

@@ -43,12 +43,11 @@ from ddppm.data.public_prep import prepare_public
 from ddppm.methods import common_task_methods
 from ddppm.release.certificate import (
     ADJACENCY,
-    GDP_COMPOSITION,
     NOISE_WORDS,
-    PURE_COMPOSITION,
     SCOPE,
     Certificate,
     composed_mu,
+    composition_words,
     opendp_check,
     release_rows,
 )
@@ -222,7 +221,7 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
             method=method.name, method_label=method.common_style()["label"], method_source=method.source,
             method_trust_model=method.trust_model, method_choice=choice, observer=observer, parties=parties,
             preprocessing_party=party, scope=SCOPE, n=n, d=d, k=k, bounds=f"{bounds.kind}: {bounds.source}",
-            noise=NOISE_WORDS[self.noise], composition=PURE_COMPOSITION if method.pure_dp else GDP_COMPOSITION,
+            noise=NOISE_WORDS[self.noise], composition=composition_words(method.pure_dp, eps, own.test_failure),
             mu=composed_mu(noise, own), releases=tuple(releases), check=opendp_check(releases, eps),
         )  # fmt: skip
 

@@ -19,7 +19,7 @@ from ddppm.data.public_prep import SOURCE_KINDS, PublicBounds, bounds_from_entry
 BOUNDS_HELP = (
     "declare them from the variables' units or domain, never from the records: e.g. bounds={'source': 'alcohol is "
     "8-16 % vol by the assay', 'features': [[8, 16], ...]} (one [lower, upper] per feature), 'all_features': "
-    "[lower, upper], or, with standardize=False, 'row_norm': R (docs/release.md, 'Where bounds come from')"
+    "[lower, upper], or, with standardize=False, 'row_norm': R (docs/release.md, 'A walk-through': the bounds)"
 )
 STANDARDIZE = (True, "center", False)
 """``standardize``: privately centre and scale (True), privately centre only, or neither (the second moment)."""
