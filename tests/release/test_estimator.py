@@ -164,3 +164,14 @@ def test_a_tested_methods_delta_adds_its_tests_failure_and_the_certificate_says_
         failure = float(words.split("(1 + e^ε)·")[1].split(" ")[0])
         assert extra == pytest.approx((1 + np.exp(eps)) * failure, rel=1e-6)
         assert f"{extra:.4g}" in words
+
+
+def test_inverse_transform_takes_one_column_per_component() -> None:
+    """A matrix of the wrong width (e.g. the records themselves) is refused with the shape it expects, not silently
+    broadcast or multiplied; the right width round-trips what transform returned."""
+    model = PrivatePCA(2, 5.0, 1e-4, WINE_BOUNDS, method="analyze_gauss", noise="simulation", random_state=0).fit(WINE)
+    projections = model.transform(WINE[:5])
+    np.testing.assert_allclose(model.transform(model.inverse_transform(projections)), projections, atol=1e-9)
+    for wrong in (WINE[:5], projections[:, :1], projections[0]):
+        with pytest.raises(ValueError, match=r"expected \(n, 2\)"):
+            model.inverse_transform(wrong)

@@ -171,6 +171,9 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         """Post-processing: ``(X @ components_) · scale_ + mean_``, back in the records' units."""
         check_is_fitted(self, "components_")
         X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_components_:
+            raise ValueError(f"inverse_transform: X has shape {X.shape}; expected (n, {self.n_components_}), one "
+                             "column per released component (what transform returns)")  # fmt: skip
         return (X @ self.components_) * self.scale_ + self.mean_
 
     def _choose(self, n: int, d: int, parties: int, eps: float, delta: float, k: int) -> tuple[str, str]:
