@@ -6,6 +6,8 @@ import importlib
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
@@ -14,31 +16,31 @@ import bench_startup  # noqa: E402
 BLAS_VARIABLES = bench_startup.BLAS_VARIABLES
 
 
-def test_children_start_with_one_blas_thread_as_the_snakefile_sets(monkeypatch):
+@pytest.fixture
+def reloaded(monkeypatch):
+    """``reloaded()``: the module imported again under the environment the test set (``JOB_ENVIRONMENT`` is read at
+    import); the original environment and module are restored afterwards."""
+    yield lambda: importlib.reload(bench_startup)
+    monkeypatch.undo()
+    importlib.reload(bench_startup)
+
+
+def test_children_start_with_one_blas_thread_as_the_snakefile_sets(monkeypatch, reloaded):
     """With no BLAS variable set, each timed interpreter gets 1 (the Snakefile's default for a job); the child checks
     its own environment and `timed` exits if the check fails."""
     for variable in BLAS_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
-    module = importlib.reload(bench_startup)
-    try:
-        assert {v: module.JOB_ENVIRONMENT[v] for v in BLAS_VARIABLES} == dict.fromkeys(BLAS_VARIABLES, "1")
-        check = f"import os; assert all(os.environ[v] == '1' for v in {BLAS_VARIABLES!r})"
-        wall, cpu = module.timed(check)
-        assert wall > 0 and cpu >= 0
-    finally:
-        monkeypatch.undo()
-        importlib.reload(bench_startup)
+    module = reloaded()
+    assert {v: module.JOB_ENVIRONMENT[v] for v in BLAS_VARIABLES} == dict.fromkeys(BLAS_VARIABLES, "1")
+    check = f"import os; assert all(os.environ[v] == '1' for v in {BLAS_VARIABLES!r})"
+    wall, cpu = module.timed(check)
+    assert wall > 0 and cpu >= 0
 
 
-def test_a_choice_of_the_caller_is_kept(monkeypatch):
+def test_a_choice_of_the_caller_is_kept(monkeypatch, reloaded):
     """As the Snakefile's ``setdefault``: a variable the caller set is passed on unchanged."""
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
-    module = importlib.reload(bench_startup)
-    try:
-        assert module.JOB_ENVIRONMENT["OPENBLAS_NUM_THREADS"] == "2"
-    finally:
-        monkeypatch.undo()
-        importlib.reload(bench_startup)
+    assert reloaded().JOB_ENVIRONMENT["OPENBLAS_NUM_THREADS"] == "2"
 
 
 def test_only_top_level_imports_count_as_the_start(tmp_path):
