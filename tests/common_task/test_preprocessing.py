@@ -72,7 +72,7 @@ def test_the_releases_have_the_stated_law(parties):
 def test_the_preprocessing_spends_exactly_its_share(scale, mu):
     noise = preprocessing_noise(PreprocessingPlan(scale=scale, estimator="one_shot"), mu, 13, 4)
     assert noise.mu == pytest.approx(mu, rel=1e-12)
-    assert len(noise.releases) == (2 if scale else 1)
+    assert len(noise.releases) == (2 if scale else 1) + noise.radius_searched
 
 
 def test_standardised_rows_stay_in_the_ball_and_depend_on_their_record_and_the_releases_only():

@@ -96,15 +96,16 @@ def test_a_wide_box_shrinks_around_the_data():
 
 @pytest.mark.parametrize(("eps", "limit", "parties"), [(1.0, 1e-5, 1), (5.0, 1e-5, 4), (10.0, 1e-6, 1)])
 def test_the_preprocessing_delta_against_dp_accounting(eps, limit, parties):
-    """Every release of the preprocessing (the box's rounds, the sums, the squares) composed by dp-accounting's PLD
-    accountant gives the δ of μ_pre-GDP: its share of the target exactly."""
+    """Every release of the preprocessing (the box's rounds, the sums, the squares, the norms' histogram) composed
+    by dp-accounting's PLD accountant gives the δ of μ_pre-GDP: its share of the target exactly."""
     dp_accounting = pytest.importorskip("dp_accounting", reason="the test extra installs dp-accounting")
     from dp_accounting import pld
 
     plan = PreprocessingPlan()
     mu_pre = split_budget(eps, limit, plan.share).mu_pre
     noise = preprocessing_noise(plan, mu_pre, 13, parties, 5000)
-    assert noise.range_rounds == plan.range.rounds and len(noise.releases) == plan.range.rounds + 2
+    assert noise.range_rounds == plan.range.rounds and noise.radius_searched
+    assert len(noise.releases) == plan.range.rounds + 3  # the box's rounds, the sums, the squares, the norms
     assert noise.mu == pytest.approx(mu_pre, rel=1e-12)
     accountant = pld.PLDAccountant()
     for release in noise.releases:

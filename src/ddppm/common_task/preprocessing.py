@@ -35,12 +35,22 @@ that box, so that loose declared bounds cost little (docs/bounds.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ddppm.common_task.base import GaussianRelease, releases_mu
+from ddppm.common_task.clip_radius import (
+    HISTOGRAM_SENSITIVITY,
+    RadiusPlan,
+    max_norm,
+    private_radius,
+    radius_grid,
+    radius_runs,
+    radius_sigma,
+    target_clipped,
+)
 from ddppm.common_task.range_finding import (
     RangePlan,
     histogram_sensitivity,
@@ -49,7 +59,7 @@ from ddppm.common_task.range_finding import (
     round_sigma,
     to_box,
 )
-from ddppm.core.arrays import column_squares, row_norms
+from ddppm.core.arrays import BLOCK_ROWS, column_squares, row_norms
 from ddppm.core.errors import ConfigError, PrivacyError
 from ddppm.privacy.mechanisms import gaussian_release
 
@@ -92,6 +102,7 @@ class PreprocessingPlan:
     variance_floor: float = 3.0
     estimator: str = "range_shrinking"
     range: RangePlan = RangePlan()
+    radius: RadiusPlan = RadiusPlan()
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
@@ -101,15 +112,23 @@ class PreprocessingPlan:
     def from_section(cls, section: dict[str, Any]) -> PreprocessingPlan:
         keys = ("share", "scale", "scale_share", "row_scale", "variance_floor", "estimator")
         found = {k: section[k] for k in keys if k in section}
-        return cls(**found, range=RangePlan.from_section(section.get("range", {})))
+        return cls(**found, range=RangePlan.from_section(section.get("range", {})),
+                   radius=RadiusPlan.from_section(section.get("radius", {})))  # fmt: skip
+
+    def fixed_radius(self, d: int, scaled: bool | None = None) -> float:
+        """R where no private radius runs: ``c√d`` for standardised rows, 1 for centred ones (the unit ball's);
+        ``scaled``: whether the rows were scaled (default: the plan's ``scale``)."""
+        return float(self.row_scale * np.sqrt(d)) if (self.scale if scaled is None else scaled) else 1.0
 
 
 @dataclass(frozen=True)
 class PreprocessingNoise:
     """Per party, the noise of its released sum (``sigma_sum``) and sum of squares (``sigma_squares``, NaN when
-    not scaling), the number of parties, and the releases one record's party makes (for the accounting); with
-    ``range_shrinking``, the rounds of the private box that run (``range_rounds``, 0 when skipped) and each
-    round's noise per count (``sigma_range``, NaN when none)."""
+    not scaling), the number of parties, and the releases one record's party makes (for the accounting, in the
+    order drawn); with ``range_shrinking``, the rounds of the private box that run (``range_rounds``, 0 when
+    skipped) and each round's noise per count (``sigma_range``, NaN when none); with an adaptive radius, the noise
+    per count of the norms' histogram (``sigma_radius``, NaN when the search does not run) and the target count t
+    (``target_clipped``, :mod:`ddppm.common_task.clip_radius`)."""
 
     parties: int
     sigma_sum: float
@@ -117,10 +136,24 @@ class PreprocessingNoise:
     releases: tuple[GaussianRelease, ...]
     range_rounds: int = 0
     sigma_range: float = float("nan")
+    sigma_radius: float = float("nan")
+    target_clipped: float = float("nan")
 
     @property
     def mu(self) -> float:
         return releases_mu(self.releases)
+
+    @property
+    def radius_searched(self) -> bool:
+        return bool(np.isfinite(self.sigma_radius))
+
+    def stages(self) -> list[tuple[str, GaussianRelease]]:
+        """Each release with the words of its stage, in the order drawn."""
+        words = ["preprocessing: private box, noisy histograms (one round)"] * self.range_rounds
+        words += ["preprocessing: sum of the rows"]
+        words += ["preprocessing: sum of the squared rows"] if np.isfinite(self.sigma_squares) else []
+        words += ["preprocessing: clipping radius, noisy histogram of the rows' norms"] if self.radius_searched else []
+        return list(zip(words, self.releases, strict=True))
 
 
 def preprocessing_noise(
@@ -132,6 +165,7 @@ def preprocessing_noise(
         raise PrivacyError("private preprocessing needs a positive share of the budget (common.preprocessing.share)")
     range_releases: list[GaussianRelease] = []
     rounds, sigma_range = 0, float("nan")
+    mu_method = mu_pre * np.sqrt((1 - plan.share) / plan.share)  # split_budget's: public
     if plan.estimator == "range_shrinking":
         if n is None:
             raise ValueError("preprocessing_noise: range_shrinking needs the number of records n (public)")
@@ -141,6 +175,15 @@ def preprocessing_noise(
             sigma_range = float(round_sigma(mu_range, d, rounds))
             range_releases = [GaussianRelease(histogram_sensitivity(d), sigma_range)] * rounds
             mu_pre = float(np.sqrt(1 - plan.range.share) * mu_pre)
+    radius_releases: list[GaussianRelease] = []
+    sigma_radius, target = float("nan"), float("nan")
+    if plan.radius.adaptive:
+        target = target_clipped(d, parties, mu_method, plan.radius.kappa)
+        sigma = radius_sigma(np.sqrt(plan.radius.share) * mu_pre)
+        if radius_runs(sigma, parties, target, n):
+            sigma_radius = float(sigma)
+            radius_releases = [GaussianRelease(HISTOGRAM_SENSITIVITY, sigma_radius)]
+            mu_pre = float(np.sqrt(1 - plan.radius.share) * mu_pre)
     mu_squares = np.sqrt(plan.scale_share) * mu_pre if plan.scale else 0.0
     mu_sum = np.sqrt(mu_pre**2 - mu_squares**2)
     releases = [GaussianRelease(SUM_SENSITIVITY, SUM_SENSITIVITY / mu_sum)]
@@ -149,16 +192,19 @@ def preprocessing_noise(
         sigma_squares = squares_sensitivity(d) / mu_squares
         releases.append(GaussianRelease(squares_sensitivity(d), sigma_squares))
     return PreprocessingNoise(int(parties), float(SUM_SENSITIVITY / mu_sum), float(sigma_squares),
-                              (*range_releases, *releases), rounds, sigma_range)  # fmt: skip
+                              (*range_releases, *releases, *radius_releases), rounds, sigma_range, sigma_radius,
+                              float(target))  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Released:
-    """What the preprocessing releases, post-processed: the mean ``mean`` and (when scaling) the floored variances
-    ``variance`` (None: centre only)."""
+    """What the preprocessing releases, post-processed: the mean ``mean``, (when scaling) the floored variances
+    ``variance`` (None: centre only) and the clipping ``radius`` R of the centred (and scaled) rows (None: the
+    plan's fixed radius, :meth:`PreprocessingPlan.fixed_radius`)."""
 
     mean: np.ndarray
     variance: np.ndarray | None
+    radius: float | None = None
 
 
 def release_statistics(
@@ -178,15 +224,55 @@ def release_statistics(
 
 
 def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan, overwrite: bool = False) -> np.ndarray:
-    """Each row centred at the released mean (and divided by the released standard deviations and by c√d), then
-    clipped to the unit ball: row i depends on row i and the releases only. ``overwrite``: in ``Z``'s own memory."""
+    """Each row centred at the released mean (and divided by the released standard deviations), divided by the
+    clipping radius R (:attr:`Released.radius`, or the plan's fixed one), then clipped to the unit ball: row i
+    depends on row i and the releases only. ``overwrite``: in ``Z``'s own memory."""
     rows = np.subtract(np.asarray(Z, float), released.mean, out=Z if overwrite else None)
     if released.variance is not None:  # in place below: the same operations, without the temporaries
         rows /= np.sqrt(released.variance)
-        rows /= plan.row_scale * np.sqrt(rows.shape[1])
+    radius = released.radius
+    if radius is None:
+        radius = plan.fixed_radius(rows.shape[1], scaled=released.variance is not None)
+    if radius != 1.0:
+        rows /= radius
     norms = row_norms(rows)[:, None]
     rows /= np.maximum(norms, 1.0, out=norms)
     return rows
+
+
+def centred_norms(Z: np.ndarray, released: Released) -> np.ndarray:
+    """The norms of the rows centred at the released mean (and divided by the released standard deviations), a
+    block of rows at a time."""
+    norms = np.empty(Z.shape[0])
+    for start in range(0, Z.shape[0], BLOCK_ROWS):
+        block = Z[start : start + BLOCK_ROWS] - released.mean
+        if released.variance is not None:
+            block /= np.sqrt(released.variance)
+        norms[start : start + BLOCK_ROWS] = np.linalg.norm(block, axis=1)
+    return norms
+
+
+def release_radius(
+    Z: np.ndarray, released: Released, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
+) -> Released:  # fmt: skip
+    """``released`` with its private clipping radius (:mod:`ddppm.common_task.clip_radius`) when the search runs:
+    the grid from ``R_0`` (standardised rows: c√d; centred: R_max/span) to the largest possible norm R_max, and
+    the norms' noisy histogram. ``Z``: the rows the sums saw (each coordinate within [−1, 1]/√d, or, centring only,
+    within the common-scale box)."""
+    if not noise.radius_searched:
+        return released
+    d = Z.shape[1]
+    half = np.full(d, 1.0 / np.sqrt(d)) if plan.scale else None
+    if half is None:  # centring only: the rows lie in the unit ball; each coordinate within it
+        highest = 1.0 + float(np.linalg.norm(released.mean))
+        lowest = highest / plan.radius.span
+    else:
+        highest = max_norm(released.mean, released.variance, half)
+        lowest = plan.fixed_radius(d)
+    radii = radius_grid(lowest, highest, plan.radius)
+    radius = private_radius(centred_norms(Z, released), radii, noise.sigma_radius, noise.parties,
+                            noise.target_clipped, rng)  # fmt: skip
+    return replace(released, radius=radius)
 
 
 @dataclass(frozen=True)
@@ -198,24 +284,44 @@ class PrivateBox:
     upper: np.ndarray
 
 
+def common_scale(Z: np.ndarray, widths: np.ndarray, box: PrivateBox | None, overwrite: bool = False) -> np.ndarray:
+    """Centring only: the rows mapped from one scale per feature ([−1, 1]/√d of the declared or private box) to one
+    common scale, ``(x − M)/‖H‖`` in the records' units (M, H: the box's midpoints and half-widths; ``widths``: the
+    declared half-widths h), so that the rows' second moment is the centred records' covariance up to one factor.
+    Each coordinate stays within ``H_j/‖H‖``: rows in the unit ball, the sum's sensitivity 2 unchanged."""
+    d = Z.shape[1]
+    half = np.full(d, 1.0 / np.sqrt(d)) if box is None else (box.upper - box.lower) / 2
+    raw_half = np.asarray(widths, float) * np.sqrt(d) * half  # H_j, the box's half-widths in the records' units
+    factors = raw_half * np.sqrt(d) / np.linalg.norm(raw_half)
+    return np.multiply(Z, factors, out=Z if overwrite else None)
+
+
 def private_statistics(
     Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator,
-    overwrite: bool = False,
+    overwrite: bool = False, widths: np.ndarray | None = None,
 ) -> tuple[np.ndarray, Released, PrivateBox | None]:  # fmt: skip
     """Every release of the preprocessing, in the order drawn: the private box when its rounds run
-    (``range_shrinking``), then :func:`release_statistics` on the rows re-prepared in it. Returns those rows, the
-    released statistics and the box (None when no round ran). ``overwrite``: re-prepare in ``Z``'s own memory (a
-    release, which holds ``Z`` once; the bench shares it between draws)."""
+    (``range_shrinking``), then :func:`release_statistics` on the rows re-prepared in it (centring only: at one
+    common scale, :func:`common_scale`, which needs the declared half-widths ``widths``), then the clipping radius
+    when its search runs (:func:`release_radius`). Returns those rows, the released statistics and the box (None
+    when no round ran). ``overwrite``: re-prepare in ``Z``'s own memory (a release, which holds ``Z`` once; the
+    bench shares it between draws)."""
+    if not plan.scale and widths is None:
+        raise ValueError("private_statistics: centring only needs the declared half-widths (widths=)")
     box = None
     if noise.range_rounds:
         box = PrivateBox(*private_intervals(Z, plan.range, noise.sigma_range, noise.parties, noise.range_rounds, rng))
         Z = to_box(Z, box.lower, box.upper, overwrite=overwrite)
-    return Z, release_statistics(Z, noise, plan, rng), box
+    if not plan.scale:
+        Z = common_scale(Z, widths, box, overwrite=overwrite or box is not None)
+    released = release_statistics(Z, noise, plan, rng)
+    return Z, release_radius(Z, released, noise, plan, rng), box
 
 
 def private_standardise(
-    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
-) -> np.ndarray:
+    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator,
+    widths: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
     """:func:`standardise_rows` at :func:`private_statistics` (module docstring)."""
-    rows, released, _ = private_statistics(Z, noise, plan, rng)
-    return standardise_rows(rows, released, plan)
+    rows, released, _ = private_statistics(Z, noise, plan, rng, widths=widths)
+    return standardise_rows(rows, released, plan, overwrite=rows is not Z)

@@ -84,10 +84,13 @@ class RawRecords:
         return {"curator": 1, "agents": len(self.parts), "individuals": int(self.X.shape[0])}[party]
 
 
-def reference_task(records: RawRecords, k: int) -> CommonTask:
-    """The target: the non-private analyst's rows (:func:`reference_rows`), scaled into the unit ball (a global
-    scale changes neither the top-k directions nor the captured-variance ratio)."""
-    rows = reference_rows(records.X, records.normalization)
+def reference_task(records: RawRecords, k: int, centre_only: bool = False) -> CommonTask:
+    """The target: the non-private analyst's rows (:func:`reference_rows`; ``centre_only``, where the analyst
+    standardises but the preprocessing only centres, ``common.preprocessing.scale: false``: the centred records, the
+    PCA scikit-learn computes), scaled into the unit ball (a global scale changes neither the top-k directions nor
+    the captured-variance ratio)."""
+    centred = centre_only and records.standardises
+    rows = reference_rows(records.X, "center" if centred else records.normalization)
     return CommonTask(rows / np.linalg.norm(rows, axis=1).max(), records.parts, k)
 
 
@@ -140,7 +143,7 @@ def raw_records_runs(
         raise ConfigError(f"common.preprocessing.draws = {draws} must divide common.runs = {runs}")
     methods = common_task_methods() if methods is None else methods
     Z = prepare_public(records.X, records.bounds, records.normalization)
-    targets = {k: reference_task(records, k) for k in ranks}
+    targets = {k: reference_task(records, k, centre_only=not plan.scale) for k in ranks}
     per_draw = runs // draws
     frames = []
     by_party: dict[str, list[str]] = {}
@@ -231,7 +234,8 @@ def _draw_tasks(
     mu_pre = split_budget(eps, limit, plan.share).mu_pre
     noise = preprocessing_noise(plan, mu_pre, Z.shape[1], records.party_count(party), Z.shape[0])
     generators = run_generators(seed, (dataset, "preprocessing", party, eps, STREAM), draws)
-    return noise, [tasks_on(private_standardise(Z, noise, plan, rng)) for rng in generators]
+    widths = (records.bounds.upper - records.bounds.lower) / 2
+    return noise, [tasks_on(private_standardise(Z, noise, plan, rng, widths)) for rng in generators]
 
 
 def _preprocessing_only(

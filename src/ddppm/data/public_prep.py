@@ -175,9 +175,12 @@ def prepare_public(X: np.ndarray, bounds: PublicBounds, normalization: str = "st
 
 def reference_rows(X: np.ndarray, normalization: str = "standardize") -> np.ndarray:
     """What a non-private analyst runs PCA on: the raw records standardised with their true column means and
-    standard deviations (a constant column becomes 0), or (``scale``) the raw records as they are. The
+    standard deviations (a constant column becomes 0), (``center``) centred at their true means only, in their own
+    units (what ``sklearn.decomposition.PCA`` decomposes), or (``scale``) the raw records as they are. The
     end-to-end setting's target is the top-k eigenvectors of ``XᵀX`` of these rows (a global scale changes none)."""
     X = np.asarray(X, float)
+    if normalization == "center":
+        return X - X.mean(axis=0)
     check_route(normalization)
     return X.copy() if normalization == "scale" else _standardised_as(X, X)
 

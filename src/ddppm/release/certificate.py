@@ -2,7 +2,8 @@
 
 One record's replacement (adjacency ``replace_one``: any record replaced by any other inside the declared bounds)
 changes, from the view of the trust model's observer, the releases listed in ``releases``: the private
-preprocessing's (the private box's histograms, the sums, the sums of squares: one record's party releases them) and
+preprocessing's (the private box's histograms, the sums, the sums of squares, the norms' histogram that sets the
+clipping radius: one record's party releases them) and
 the method's. Gaussian releases compose exactly in μ² (μ-GDP, Dong, Roth & Su 2022); a pure ε_m-DP method composes
 with them as randomised response does (:func:`ddppm.common_task.budget.pure_and_gaussian_delta`). The δ at ε is
 exact for the μ (an upper bound over every neighbour: sensitivity plus composition), docs/release.md says more.
@@ -100,10 +101,7 @@ def release_rows(noise: PreprocessingNoise | None, own: Calibrated) -> list[dict
     """Each kind of release one record's observer sees: its stage, L2 sensitivity, noise σ, count and μ."""
     stages: list[tuple[str, GaussianRelease]] = []
     if noise is not None:
-        stages += [("preprocessing: private box, noisy histograms (one round)", r)
-                   for r in noise.releases[: noise.range_rounds]]  # fmt: skip
-        words = ("preprocessing: sum of the rows", "preprocessing: sum of the squared rows")
-        stages += list(zip(words, noise.releases[noise.range_rounds :], strict=False))
+        stages += noise.stages()
     stages += [("method", r) for r in own.releases]
     return [{"stage": stage, "sensitivity": r.sensitivity, "sigma": r.sigma, "count": r.count,
              "mu": float(r.count**0.5 * r.sensitivity / r.sigma)} for stage, r in stages]  # fmt: skip

@@ -250,9 +250,10 @@ def draw_release(records: RawRecords, method: Any, k: int, eps: float, delta: fl
         plan = PreprocessingPlan(scale=standardize is True)
         release_noise = preprocessing_noise(plan, split_budget(eps, limit, plan.share).mu_pre, d,
                                             records.party_count(party), n)  # fmt: skip
-        boxed, released, box = private_statistics(Z, release_noise, plan, pre_rng, overwrite=True)  # Z is ours
-        rows = standardise_rows(boxed, released, plan, overwrite=True)
-        offset, unit = _raw_units(records.bounds, box, d)
+        widths = (records.bounds.upper - records.bounds.lower) / 2
+        boxed, released, box = private_statistics(Z, release_noise, plan, pre_rng, overwrite=True, widths=widths)
+        rows = standardise_rows(boxed, released, plan, overwrite=True)  # Z is ours: prepared above, used once
+        offset, unit = _raw_units(records.bounds, box, d, common=not plan.scale)
         mean = offset + unit * released.mean
         scale = unit * (np.sqrt(released.variance) if released.variance is not None else 1.0)
     task = CommonTask(rows, records.parts, k, records.W, records.consensus)
@@ -288,12 +289,18 @@ def parties_records(X: np.ndarray, parts: tuple[np.ndarray, ...], bounds: Any, s
     return RawRecords(X, parts, W, int(options["consensus"]), bounds, normalization)
 
 
-def _raw_units(bounds: Any, box: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
+def _raw_units(bounds: Any, box: Any, d: int, common: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(A, B)`` with the rows the sums see equal to ``(x − A)/B`` per feature, in the records' units: the public
     preparation ``(x − c)/(h√d)`` (c, h: the bounds' midpoint and half-width), then, when a private box ran, its
-    ``(z − mid)/(half·√d)``."""
+    ``(z − mid)/(half·√d)``: ``B = H√d`` with H the box's half-widths in the records' units. ``common`` (centring
+    only, :func:`~ddppm.common_task.preprocessing.common_scale`): one B for every feature, the box's half-diagonal
+    ``‖H‖``."""
     centre, half_width = (bounds.lower + bounds.upper) / 2, (bounds.upper - bounds.lower) / 2
     if box is None:
-        return centre, half_width * np.sqrt(d)
-    mid, half = (box.lower + box.upper) / 2, (box.upper - box.lower) / 2
-    return centre + half_width * np.sqrt(d) * mid, half_width * half * d
+        offset, unit = centre, half_width * np.sqrt(d)
+    else:
+        mid, half = (box.lower + box.upper) / 2, (box.upper - box.lower) / 2
+        offset, unit = centre + half_width * np.sqrt(d) * mid, half_width * half * d
+    if common:
+        unit = np.full(d, np.linalg.norm(unit) / np.sqrt(d))
+    return offset, unit
