@@ -1,6 +1,6 @@
 """docs/release.md's walk-through runs as written (Wine's raw records, bounds from units) and prints what the page
-says it prints: two directions of 13 features, a certified δ at most the target with OpenDP's agreement, and the six
-releases with the sensitivities the page derives."""
+says it prints: two directions of 13 features, a certified δ at most the target with OpenDP's agreement, and the
+seven releases with the sensitivities the page derives."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def test_the_walkthrough_runs_and_prints_what_the_page_says() -> None:
     delta, _, agrees = lines[1].split()
     assert float(delta) <= 1e-5 and agrees == "True"
     stages = [line.rsplit(" ", 3) for line in lines[2:]]
-    assert len(stages) == 6
-    assert [float(s[1]) for s in stages] == [round(np.sqrt(26), 3)] * 3 + [2.0, round(np.sqrt(2 / 13), 3),
-                                                                           round(np.sqrt(2), 3)]  # fmt: skip
+    assert len(stages) == 7
+    box, sums, squares, unit = round(np.sqrt(26), 3), 2.0, round(np.sqrt(2 / 13), 3), round(np.sqrt(2), 3)
+    assert [float(s[1]) for s in stages] == [box] * 3 + [sums, squares, unit, unit]
+    assert "clipping radius" in stages[5][0]
