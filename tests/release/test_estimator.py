@@ -16,6 +16,7 @@ from ddppm.common_task.certified import certified_delta
 from ddppm.common_task.preprocessing import PreprocessingPlan
 from ddppm.common_task.raw_records import RawRecords
 from ddppm.common_task.run import TRUST_LEVELS, TRUST_ORDER, run_rows
+from ddppm.core.errors import PrivacyError
 from ddppm.core.network import mixing_matrix
 from ddppm.data.public_prep import public_bounds
 from ddppm.methods import common_task_methods
@@ -176,3 +177,14 @@ def test_inverse_transform_takes_one_column_per_component() -> None:
     for wrong in (WINE[:5], projections[:, :1], projections[0]):
         with pytest.raises(ValueError, match=r"expected \(n, 2\)"):
             model.inverse_transform(wrong)
+
+
+def test_a_method_whose_calibration_cannot_meet_the_budget_is_refused_with_its_reason() -> None:
+    """`ldp`'s classic σ holds for ε < 1 only: at ε = 10⁴ its δ is 1, and the release says why (OpenDP's own
+    conversion overflows at that ε: the check records NaN instead of stopping with OpenDP's error)."""
+    with pytest.raises(PrivacyError, match="ldp's own calibration cannot meet"):
+        PrivatePCA(1, 1e4, 1e-4, WINE_BOUNDS, trust="local", method="ldp", noise="simulation",
+                   random_state=0).fit(WINE, parties=LABELS)  # fmt: skip
+    model = PrivatePCA(1, 1e4, 1e-4, WINE_BOUNDS, trust="local", method="ldp_analytic", noise="simulation",
+                       random_state=0).fit(WINE, parties=LABELS)  # fmt: skip
+    assert model.privacy_.delta <= 1e-4 * (1 + 1e-9) and model.privacy_.check["agrees"]  # simulation: to 1e-9

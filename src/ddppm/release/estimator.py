@@ -147,6 +147,10 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         fitted = draw_release(records, method, k, eps, delta, options, standardize, self.noise, seed)
         certificate = self._certificate(method, choice, len(parts), n, d, k, eps, delta, bounds, **fitted["privacy"])
         tolerance = 1.0 if self.noise == "secure" else 1 + 1e-9  # the bench's calibrations meet δ to 1e-9
+        if not certificate.delta <= delta * tolerance and not fitted["privacy"]["row"].feasible:
+            raise PrivacyError(f"method: {name}'s own calibration cannot meet (ε = {eps:g}, δ = {delta:g}): its "
+                               f"noise gives δ = {certificate.delta:.3g} at ε (e.g. the classic Gaussian σ of `ldp` "
+                               "holds for ε < 1 only); nothing is released: choose another method, or method='auto'")
         if not certificate.delta <= delta * tolerance:
             raise PrivacyError(f"the certified δ {certificate.delta:.6g} exceeds the target {delta:g}: nothing is "
                                "released (report this: every calibration should meet its target)")  # fmt: skip
