@@ -8,26 +8,44 @@ one replaced record moves a count by one whatever the box. So, as CoinPress (Bis
 shrinks a ball and Karwa & Vadhan (2018) locate a Gaussian by a histogram, the estimator ``range_shrinking`` first
 finds a private box per feature from noisy histograms, then releases the sums on rows re-prepared in that box.
 
-Per round r = 1, …, R (``rounds``), each party releases, for every feature j, the counts of its rows in ``bins``
-equal bins of the current interval [a_j, b_j] (values outside clipped into the end bins), plus Gaussian noise of
-standard deviation σ_r. One replaced record moves one count down and one up per feature: the d histograms together
-have L2 sensitivity :func:`histogram_sensitivity` ``√(2d)``, whatever the interval, so round r is a Gaussian
-mechanism with μ_r = √(2d)/σ_r; the rounds share ``share`` of the preprocessing's μ² equally (μ_r² = share·μ_pre²/R).
-With three rounds the box reaches the data's scale from declared bounds up to ten times too wide (docs/bounds.md).
-From the released counts alone (post-processing), with p parties (their noises add: variance p σ_r²):
+**The releases.** Per round r = 1, …, R, each party releases, for every feature j, the counts of its rows in B =
+``bins`` equal bins of the current interval [a_j, b_j] (values outside counted in the end bins, so the counts of a
+feature add up to n), plus Gaussian noise of standard deviation σ_R. One replaced record moves one count down and one
+up per feature: the d histograms together have L2 sensitivity :func:`histogram_sensitivity` ``√(2d)``, whatever the
+interval, so a round is a Gaussian mechanism with μ = √(2d)/σ_R; the R rounds share ``share`` of the preprocessing's
+μ² equally (:func:`round_sigma`: σ_R = √(2d)·√R/μ_range, μ_range² = share·μ_pre²).
 
-* a bin is *occupied* when its noisy count exceeds τ = z σ_r √p, z = Φ⁻¹(1 − ``false_bins``/(d·bins)), so that
-  about ``false_bins`` empty bins in all the d histograms pass by noise alone (:func:`detection_threshold`);
-* the new interval runs from the first to the last occupied bin, widened by one bin and by ``margin`` times its own
-  width on each side, and cut to the old interval; a feature with no occupied bin keeps its interval
-  (:func:`shrink_intervals`).
+**The edges** (post-processing; p parties' noises add, s = √p·σ_R per count). An edge moves only on the records'
+evidence, never on noise alone, and never past more than an allowance of A records per side
+(:func:`allowance_count`): ``A = min(allowance·n, (z + power)·σ_max)``, σ_max = s√B/2 below. It is as small as the
+noise permits (an empty stretch of any length still passes with probability Φ(``power``)), so the records it may
+clip vanish as n or ε grows; at small n the share ``allowance`` of the records caps it.
 
-A public rule (n, d, p and the budget only) runs the most rounds, up to R, whose τ stays below n/2, and none when
-even one round's does not, where not even a bin holding half the records would be seen (each individual as a
-party, for one): the whole preprocessing budget then goes to the sums (:func:`range_rounds`). The rows for the
-sums are :func:`to_box`: each publicly prepared coordinate clipped to its private interval and mapped onto
-[−1, 1]/√d, so the sums' sensitivities (2 and √(2/d)) hold unchanged. Each row depends on its own record, the
-declared bounds and the releases only. The rounds are adaptive (a round's bins depend on the earlier releases):
+* the records in the first k bins, C(k), are estimated from the noisy counts c̃ and the public n (all n records lie
+  in some bin) by least squares, ``Ĉ(k) = Σ_{b<k} c̃_b − (k/B)(Σ_b c̃_b − n)``, whose noise has standard deviation
+  ``σ_k = s·√(k(B − k)/B) ≤ σ_max = s·√B/2`` (:func:`cumulative_counts`, :func:`cumulative_sd`): the constraint
+  removes most of the noise a plain partial sum accumulates (s√k);
+* the left edge cuts the most bins k whose estimate passes ``Ĉ(k) ≤ A − z·σ_k``, z = ``z`` (:func:`edge_cuts`),
+  and the right edge likewise from the right: a stretch that holds A + t·σ_k records passes at its k with
+  probability Φ(−z − t) (its noise would have to fall z + t standard deviations low), an empty stretch with
+  probability Φ(A/σ_k − z);
+* the new interval runs from the first to the last kept bin, one bin and ``margin`` times its span wider on each
+  side, within the old one (:func:`shrink_intervals`). At least one bin is kept (cuts that would meet leave the
+  feature as it was), so no feature shrinks to nothing; records cut in one round stay counted in the next round's end
+  bins, so the allowance bounds what all the rounds cut together, not each round's.
+
+**The rounds: a public rule** (:func:`range_rounds`; n, d, p and μ only, never the data). A round runs only if its
+test can pass an empty stretch of any length without help from the noise, i.e. every threshold is non-negative,
+``A − z·σ_k ≥ 0`` for every k; where one is negative an empty stretch would be cut only when its noise happens to fall
+below it: on noise alone. The noisiest stretch is half the box, and (z + power)·σ_max ≥ z·σ_max always, so the
+condition is ``z·s·√B/2 ≤ allowance·n``. With R rounds s grows like √R, so the rule runs
+``R = min(rounds, ⌊2·(allowance·n·μ_range/z)² / (d·p·B)⌋)`` rounds, zero included: then the whole preprocessing
+budget goes to the sums on the declared box (``one_shot``'s result). Each individual as a party (p = n) never runs a
+round; Wine (n = 178, d = 13, δ = 10⁻⁵) runs none at ε = 1, one at ε = 2 and three from ε = 5 (docs/bounds.md).
+
+The rows for the sums are :func:`to_box`: each publicly prepared coordinate clipped to its private interval and
+mapped onto [−1, 1]/√d, so the sums' sensitivities (2 and √(2/d)) hold unchanged. Each row depends on its own record,
+the declared bounds and the releases only. The rounds are adaptive (a round's bins depend on the earlier releases):
 Gaussian mechanisms compose adaptively, exactly in μ² (Dong, Roth & Su 2022).
 """
 
@@ -46,32 +64,34 @@ from ddppm.privacy.mechanisms import gaussian_release
 @dataclass(frozen=True)
 class RangePlan:
     """The private range of ``common.preprocessing.range`` (module docstring): ``share`` of the preprocessing's
-    μ², ``rounds``, ``bins`` per feature, ``margin`` and ``false_bins``."""
+    μ², at most ``rounds`` rounds, ``bins`` per feature, ``margin``, the ``allowance`` (the most an edge may cut per
+    side, a share of n), ``z`` (the edges' test, in standard deviations of its noise) and ``power`` (an empty stretch
+    passes with probability at least Φ(power) where the allowance is set by the noise)."""
 
     share: float = 0.4
     rounds: int = 3
     bins: int = 16
-    margin: float = 0.25
-    false_bins: float = 0.5
+    margin: float = 0.3
+    allowance: float = 0.2
+    z: float = 0.5
+    power: float = 3.0
 
     def __post_init__(self) -> None:
         if not 0 < self.share < 1:
             raise ConfigError(f"common.preprocessing.range.share: {self.share!r} must lie in (0, 1)")
         if self.rounds < 1 or self.bins < 2:
             raise ConfigError("common.preprocessing.range: rounds ≥ 1 and bins ≥ 2")
-        if self.margin < 0 or self.false_bins <= 0:
-            raise ConfigError("common.preprocessing.range: margin ≥ 0 and false_bins > 0")
+        if self.margin < 0 or not 0 < self.allowance < 0.5 or not self.z > 0 or not self.power > 0:
+            raise ConfigError("common.preprocessing.range: margin ≥ 0, allowance in (0, 0.5), z > 0 and power > 0")
 
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> RangePlan:
-        keys = ("share", "rounds", "bins", "margin", "false_bins")
+        keys = ("share", "rounds", "bins", "margin", "allowance", "z", "power")
         return cls(**{k: section[k] for k in keys if k in section})
 
 
 CHUNK_ROWS = 4096
 """Rows per block when counting (a few MB at d = 100)."""
-DETECTABLE_SHARE = 0.5
-"""A round runs only if a bin holding this share of the records would pass its threshold."""
 
 
 def histogram_sensitivity(d: int) -> float:
@@ -84,20 +104,50 @@ def round_sigma(mu_range: float, d: int, rounds: int) -> float:
     return histogram_sensitivity(d) * np.sqrt(rounds) / mu_range
 
 
-def detection_threshold(plan: RangePlan, sigma: float, d: int, parties: int) -> float:
-    """τ: a noisy count above it marks its bin occupied (about ``false_bins`` empty bins pass in all)."""
-    from scipy.stats import norm
-
-    return float(norm.isf(plan.false_bins / (d * plan.bins)) * sigma * np.sqrt(parties))
-
-
 def range_rounds(plan: RangePlan, mu_range: float, n: int, d: int, parties: int) -> int:
-    """How many rounds run: the most, up to ``plan.rounds``, whose threshold τ stays below n/2; 0 when even one
-    round's does not (public inputs only: module docstring)."""
-    for rounds in range(plan.rounds, 0, -1):
-        if detection_threshold(plan, round_sigma(mu_range, d, rounds), d, parties) < DETECTABLE_SHARE * n:
-            return rounds
-    return 0
+    """How many rounds run (module docstring): the most, up to ``plan.rounds``, whose thresholds are all
+    non-negative, ``z·s·√B/2 ≤ allowance·n`` for the total noise per count ``s = √p·σ_R``; 0 when not even one
+    round's are. Public inputs only."""
+    most = 2.0 * (plan.allowance * n * mu_range / plan.z) ** 2 / (d * parties * plan.bins)
+    return int(min(plan.rounds, np.floor(most * (1 + 1e-12))))
+
+
+def allowance_count(plan: RangePlan, n: int, noise: float) -> float:
+    """A, the records an edge may cut per side: ``(z + power)·σ_max`` (σ_max = noise·√B/2, the noisiest stretch's),
+    at most ``allowance·n`` (module docstring)."""
+    return float(min(plan.allowance * n, (plan.z + plan.power) * noise * np.sqrt(plan.bins) / 2))
+
+
+def cumulative_sd(noise: float, bins: int) -> np.ndarray:
+    """σ_k, k = 1, …, B − 1: the standard deviation of :func:`cumulative_counts`' estimate of the first k bins'
+    records when each count carries independent noise of standard deviation ``noise``, ``noise·√(k(B − k)/B)``."""
+    k = np.arange(1, bins)
+    return noise * np.sqrt(k * (bins - k) / bins)
+
+
+def cumulative_counts(noisy: np.ndarray, n: int) -> np.ndarray:
+    """The (d, B − 1) least-squares estimates Ĉ(k) of the records in each feature's first k bins, k = 1, …, B − 1,
+    given that its B counts add up to the public n: the noisy partial sums less k/B of the total's excess over n."""
+    bins = noisy.shape[1]
+    k = np.arange(1, bins)
+    excess = noisy.sum(axis=1, keepdims=True) - n
+    return np.cumsum(noisy[:, :-1], axis=1) - k / bins * excess
+
+
+def edge_cuts(noisy: np.ndarray, n: int, noise: float, plan: RangePlan) -> tuple[np.ndarray, np.ndarray]:
+    """How many bins each feature's left and right edges cut (module docstring): the most k with ``Ĉ(k) ≤ A − z·σ_k``
+    (A: :func:`allowance_count`) from each side, 0 where none passes, and 0 on both sides where the two cuts would
+    leave no bin. ``noise``: the standard deviation of each noisy count (√p σ)."""
+    d, bins = noisy.shape
+    limit = allowance_count(plan, n, noise) - plan.z * cumulative_sd(noise, bins)
+
+    def most(passes: np.ndarray) -> np.ndarray:
+        return np.where(passes.any(axis=1), bins - 1 - np.argmax(passes[:, ::-1], axis=1), 0)
+
+    left = most(cumulative_counts(noisy, n) <= limit)
+    right = most(cumulative_counts(noisy[:, ::-1], n) <= limit)
+    meet = left + right > bins - 1
+    return np.where(meet, 0, left), np.where(meet, 0, right)
 
 
 def bin_counts(Z: np.ndarray, lower: np.ndarray, upper: np.ndarray, bins: int) -> np.ndarray:
@@ -118,21 +168,16 @@ def bin_counts(Z: np.ndarray, lower: np.ndarray, upper: np.ndarray, bins: int) -
 
 
 def shrink_intervals(
-    noisy: np.ndarray, lower: np.ndarray, upper: np.ndarray, threshold: float, margin: float
+    noisy: np.ndarray, lower: np.ndarray, upper: np.ndarray, n: int, noise: float, plan: RangePlan
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The new intervals from the noisy counts (module docstring): first to last occupied bin, one bin and
-    ``margin`` of the span wider on each side, within the old interval; unchanged where no bin is occupied."""
-    d, bins = noisy.shape
-    occupied = noisy > threshold
-    seen = occupied.any(axis=1)
-    first = np.argmax(occupied, axis=1)
-    last = bins - 1 - np.argmax(occupied[:, ::-1], axis=1)
+    """The new intervals from the noisy counts (module docstring): the bins :func:`edge_cuts` keeps, one bin and
+    ``margin`` of their span wider on each side, within the old interval (unchanged where nothing is cut)."""
+    bins = noisy.shape[1]
+    left, right = edge_cuts(noisy, n, noise, plan)
     width = (upper - lower) / bins
-    start, stop = lower + (first - 1) * width, lower + (last + 2) * width
-    extra = margin * (stop - start)
-    new_lower = np.where(seen, np.maximum(lower, start - extra), lower)
-    new_upper = np.where(seen, np.minimum(upper, stop + extra), upper)
-    return new_lower, new_upper
+    start, stop = lower + (left - 1) * width, upper - (right - 1) * width
+    extra = plan.margin * (stop - start)
+    return np.maximum(lower, start - extra), np.minimum(upper, stop + extra)
 
 
 def private_intervals(
@@ -144,10 +189,10 @@ def private_intervals(
     n, d = Z.shape
     half = 1.0 / np.sqrt(d)
     lower, upper = np.full(d, -half), np.full(d, half)
-    threshold = detection_threshold(plan, sigma, d, parties)
+    noise = np.sqrt(parties) * sigma
     for _ in range(rounds):
-        noisy = gaussian_release(bin_counts(Z, lower, upper, plan.bins), np.sqrt(parties) * sigma, rng)
-        lower, upper = shrink_intervals(noisy, lower, upper, threshold, plan.margin)
+        noisy = gaussian_release(bin_counts(Z, lower, upper, plan.bins), noise, rng)
+        lower, upper = shrink_intervals(noisy, lower, upper, n, noise, plan)
     return lower, upper
 
 

@@ -21,7 +21,7 @@ from ddppm.experiments.common import check_raw_route, raw_records_of
 from ddppm.methods import common_task_methods, method_styles
 from ddppm.pipeline.config import check_prepared_dataset, dataset_config, known_datasets, unknown_dataset
 from ddppm.pipeline.steps import problem_from_files
-from ddppm.studies.bounds import bounds_findings, bounds_runs, bounds_summary
+from ddppm.studies.bounds import bounds_findings, bounds_runs, bounds_summary, small_n_findings
 
 
 @register_experiment
@@ -69,10 +69,13 @@ class BoundsStudy(Experiment):
 
     @experiment_step
     def summary(self, job: Any) -> dict[str, Any]:
-        """Every (data set, width, estimator, method, k, ε) in one table (CSV and Parquet), and the findings."""
+        """Every (data set, width, estimator, method, k, ε) in one table (CSV and Parquet), and the findings (the
+        small-n target's paired intervals from the runs)."""
         runs = pd.concat([read_parquet(path)[0] for path in job.input.runs], ignore_index=True)
         summary = bounds_summary(runs)
-        return {"csv": summary, "parquet": summary, "findings": bounds_findings(summary, job.params.cfg["bounds"])}
+        section = job.params.cfg["bounds"]
+        findings = bounds_findings(summary, section) + small_n_findings(runs, section)
+        return {"csv": summary, "parquet": summary, "findings": findings}
 
     @experiment_step
     def figure(self, job: Any) -> dict[str, Any]:

@@ -10,7 +10,10 @@ and between estimators are paired.
 
 * :func:`bounds_runs`: the runs of one data set, columns ``width`` and ``estimator`` added;
 * :func:`bounds_summary`: the common task's summary per (width, estimator), with the best method per trust level;
-* :func:`bounds_findings`: the targets of ``bounds.targets`` judged, and the best method's error at each width.
+* :func:`bounds_findings`: the targets of ``bounds.targets`` judged, and the best method's error at each width;
+* :func:`small_n_findings`: at the declared bounds, on every data set with n ≤ ``bounds.targets.small_n`` and at
+  every ε, the default preprocessing against ``one_shot`` by the paired interval of their difference (the box must
+  not do harm at small n, docs/bounds.md).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import pandas as pd
 
 from ddppm.common_task.preprocessing import PreprocessingPlan
 from ddppm.common_task.raw_records import PREPROCESSING_ONLY, RawRecords, raw_records_runs
-from ddppm.common_task.run import summarise
+from ddppm.common_task.run import mean_half_width, summarise
 from ddppm.common_task.settings import task_options
 from ddppm.data.public_prep import widen_bounds
 
@@ -36,7 +39,7 @@ TRUST_LEVEL = {"local": "no trusted party", "gossip": "no trusted party", "secur
 def bounds_runs(records: RawRecords, section: dict[str, Any], common: dict[str, Any], dataset: str) -> pd.DataFrame:
     """Every run at every (width, estimator) of the section ``bounds`` on one data set: the common task's
     raw-records runs (``common``: its section, for δ, adjacency, ranks, seed and the preprocessing's other keys),
-    with ``width`` and ``estimator`` first."""
+    with ``width``, ``estimator`` and the number of records ``n`` first."""
     base = PreprocessingPlan.from_section(common["preprocessing"])
     options = task_options(common)
     ranks = [k for k in section["ranks"] if k < records.X.shape[1]]
@@ -52,6 +55,7 @@ def bounds_runs(records: RawRecords, section: dict[str, Any], common: dict[str, 
                                     int(common["seed"]), plan, options, dataset=dataset)  # fmt: skip
             runs.insert(0, "estimator", estimator if records.standardises else "none")
             runs.insert(0, "width", float(width))
+            runs.insert(0, "n", int(records.X.shape[0]))
             frames.append(runs)
     return pd.concat(frames, ignore_index=True)
 
@@ -148,3 +152,40 @@ def _no_worse(summary: pd.DataFrame, section: dict[str, Any]) -> list[str]:
     return [f"ε = {eps:g}, the private standardisation alone: range_shrinking is better than one_shot beyond the "
             f"noise at {len(better)} of {len(wide)} (data set, width) points and worse at {len(worse)}"
             + (f": {text}." if len(worse) else ".")]  # fmt: skip
+
+
+def small_n_findings(runs: pd.DataFrame, section: dict[str, Any]) -> list[str]:
+    """The small-n target (issue 60): at the declared bounds (width 1), on every data set with n ≤
+    ``targets.small_n`` and at every ε, the curator's private standardisation alone errs no more with
+    ``range_shrinking`` than with ``one_shot`` beyond the noise: the 95 % interval of their paired difference
+    (Student's t over the shared preprocessing draws, :func:`~ddppm.common_task.run.mean_half_width`) does not lie
+    wholly above 0. One sentence per (data set, ε), then the verdict; none where a data set or estimator is missing."""
+    limit = int(section["targets"].get("small_n", 1000))
+    if not {"range_shrinking", "one_shot"} <= set(section["estimators"]) or "n" not in runs:
+        return []
+    rows = runs[np.isclose(runs["width"], 1.0) & (runs["method"] == f"{PREPROCESSING_ONLY}_curator")
+                & (runs["n"] <= limit)]  # fmt: skip
+    rows = rows[rows["k"] == rows["k"].min()] if len(rows) else rows
+    lines, worse = [], []
+    for (dataset, eps), group in rows.groupby(["dataset", "eps"], sort=False):
+        paired = group.pivot_table(index=["run", "draw"], columns="estimator", values="error").dropna()
+        if not {"range_shrinking", "one_shot"} <= set(paired.columns) or paired.empty:
+            continue
+        difference = (paired["range_shrinking"] - paired["one_shot"]).to_numpy()
+        mean = float(difference.mean())
+        half = mean_half_width(difference, paired.index.get_level_values("draw").to_numpy())
+        half = 0.0 if np.isnan(half) and np.all(difference == 0) else half
+        lo, hi = mean - half, mean + half
+        n = int(group["n"].iloc[0])
+        if lo > 0:
+            worse.append(f"{dataset} ε = {eps:g}")
+        new, old = paired["range_shrinking"].mean(), paired["one_shot"].mean()
+        lines.append(f"{dataset} (n = {n}), ε = {eps:g}, declared bounds, the private standardisation alone: "
+                     f"range_shrinking {new:.3f}, one_shot {old:.3f}, paired difference {mean:+.3f} "
+                     f"[{lo:+.3f}, {hi:+.3f}].")  # fmt: skip
+    if not lines:
+        return []
+    verdict = "met" if not worse else f"not met at {', '.join(worse)}"
+    head = (f"Small n (n ≤ {limit}): the default preprocessing is not significantly worse than one_shot at the "
+            f"declared bounds at every data set and ε (paired 95 % intervals over draws): {verdict}.")  # fmt: skip
+    return [head, *lines]
