@@ -119,7 +119,8 @@ def test_every_experiment_is_its_module_schema_and_rule_file() -> None:
     from ddppm.experiments import available_experiments
 
     experiments = available_experiments()
-    assert set(experiments) == {"audit", "bounds", "common", "ldppca", "method_map", "ppm", "studies", "workshop"}
+    assert set(experiments) == {"audit", "bounds", "common", "ldppca", "method_map", "ppm", "radius", "studies",
+                                "workshop"}
     for name, experiment in experiments.items():
         assert experiment.schema["type"] == "object"
         rules = (REPO / "workflow" / "rules" / "experiments" / f"{name}.smk").read_text(encoding="utf-8")

@@ -14,7 +14,14 @@ from ddppm.data.datasets import (
     normalize,
 )
 from ddppm.data.sources import download, read_numeric_table
-from ddppm.data.synthetic import GraphSignal, ami_synthetic, sbm_graph_signal, sbm_graph_signal_parts, spiked_synthetic
+from ddppm.data.synthetic import (
+    GraphSignal,
+    ami_synthetic,
+    heavy_tailed,
+    sbm_graph_signal,
+    sbm_graph_signal_parts,
+    spiked_synthetic,
+)
 
 __all__ = [
     "DATASETS",
@@ -28,6 +35,7 @@ __all__ = [
     "ami_synthetic",
     "check_unit_ball",
     "download",
+    "heavy_tailed",
     "load_dataset",
     "matrix_sha256",
     "normalize",

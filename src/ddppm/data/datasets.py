@@ -14,10 +14,11 @@ Supported names (:data:`DATASETS`):
 ``sbm_graph_signal``
     The workshop paper's graph signals on a stochastic block model graph (400×3),
     see :func:`sbm_graph_signal`.
-``digits``, ``spiked_synthetic``
+``digits``, ``spiked_synthetic``, ``heavy_tailed``
     The common task's own sets (docs/common_task.md), from no source paper: scikit-learn's bundled 8×8 digit
-    images (1797×64, a real higher-dimensional set) and a seeded spiked-covariance set with a known spectral gap
-    (20000×50, :func:`spiked_synthetic`).
+    images (1797×64, a real higher-dimensional set), a seeded spiked-covariance set with a known spectral gap
+    (20000×50, :func:`spiked_synthetic`) and seeded heavy-tailed counts capped at a public 500 (20000×10,
+    :func:`heavy_tailed`).
 any other name, with ``source="file"``
     The user's own CSV, TSV or Parquet file (:mod:`ddppm.data.local_file`; config ``dataset_options.<name>``).
 
@@ -152,8 +153,8 @@ def load_dataset(
     source : {"default", "url", "file"}
         ``"default"``: the scikit-learn copy for ``diabetes`` (``load_diabetes(scaled=False)``, the raw
         features), ``breast_cancer``, ``wine`` and ``digits`` (features only, no targets), the seeded generator
-        for ``ami_synthetic`` (:func:`ami_synthetic`), ``sbm_graph_signal`` (:func:`sbm_graph_signal`) and
-        ``spiked_synthetic`` (:func:`spiked_synthetic`).
+        for ``ami_synthetic`` (:func:`ami_synthetic`), ``sbm_graph_signal`` (:func:`sbm_graph_signal`),
+        ``spiked_synthetic`` (:func:`spiked_synthetic`) and ``heavy_tailed`` (:func:`heavy_tailed`).
         ``"url"``: download a delimited numeric table from ``url`` (checked against ``sha256``) into
         ``cache_dir`` and read it with :func:`read_numeric_table`.
         ``"file"``: read a local CSV, TSV or Parquet file (option ``path``; :mod:`ddppm.data.local_file`).
