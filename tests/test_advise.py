@@ -108,3 +108,21 @@ def test_simulated_raw_records_and_their_bounds() -> None:
     np.testing.assert_allclose(loose.bounds.upper - loose.bounds.lower, 4 * (tight.bounds.upper - tight.bounds.lower))
     mean = tight.X.mean(axis=0)
     assert ((loose.bounds.lower < mean) & (mean < loose.bounds.upper)).all()
+
+
+def test_the_answer_gives_every_simulated_methods_mean_error_and_names_the_tie_break() -> None:
+    """``mean_errors`` has every usable method's simulated mean error (members or not: ``method="auto"`` reads them
+    at the other gaps), the members' equal to their table's; a tie's rendering names the rule that breaks it."""
+    from ddppm.methods import common_task_methods
+    from ddppm.studies.advisor import render
+
+    members, facts = advise(n=400, d=6, m=4, eps=5.0, delta=1e-5, trust="secure_aggregation", runs_start=6,
+                            runs_cap=6)  # fmt: skip
+    usable = {name for name, m in common_task_methods().items() if m.trust_model != "central"}
+    assert set(facts["mean_errors"]) == usable and len(members) < len(usable)
+    for row in members.itertuples():
+        assert facts["mean_errors"][row.method] == pytest.approx(row.error_mean, abs=1e-4)
+    assert all(0 <= error <= 1 for error in facts["mean_errors"].values())
+    text = render(members, {**facts, "separated": False}, "secure_aggregation", 5.0, 1e-5)
+    assert "breaks such a tie by a stated public rule" in text
+    assert "stated public rule" not in render(members, {**facts, "separated": True}, "secure_aggregation", 5.0, 1e-5)

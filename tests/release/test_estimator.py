@@ -109,11 +109,13 @@ def test_without_standardisation_the_rows_are_the_records_over_the_row_bound() -
 def test_auto_chooses_from_public_parameters_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     seen = {}
 
-    def fake_advise(n, d, m, eps, delta, trust, k, looseness=2.0, methods=None):
+    def fake_advise(n, d, m, eps, delta, trust, k, looseness=2.0, methods=None, **simulation):
         import pandas as pd
 
         seen.update(n=n, d=d, m=m, eps=eps, delta=delta, trust=trust, k=k, methods=methods)
-        return pd.DataFrame({"method": ["conventional", "ldp"], "error_mean": [0.4, 0.3]}), {"runs": 10}
+        members = pd.DataFrame({"method": ["ldp"], "error_mean": [0.3], "error_lo": [0.2], "error_hi": [0.4],
+                                "floats_per_agent": [60], "rounds": [1]})  # fmt: skip
+        return members, {"runs": 10, "beats_chance": True, "mean_errors": {"ldp": 0.3}}
 
     monkeypatch.setattr("ddppm.studies.advisor.advise", fake_advise)
     model = PrivatePCA(2, 3.0, 1e-6, WINE_BOUNDS, trust="local").fit(WINE, parties=LABELS)

@@ -181,19 +181,15 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         return (X @ self.components_) * self.scale_ + self.mean_
 
     def _choose(self, n: int, d: int, parties: int, eps: float, delta: float, k: int) -> tuple[str, str]:
-        """The method's name and how it was chosen (public parameters only)."""
+        """The method's name and how it was chosen (public parameters only; ``auto``: :mod:`ddppm.release.auto`)."""
         if self.method != "auto":
             return str(self.method), "named by the user"
-        from ddppm.studies.advisor import advise  # the advisor simulates; imported only when asked
+        from ddppm.release.auto import choose_method, release_problem  # the advisor simulates: imported when asked
 
-        allowed = [name for name, m in common_task_methods().items()
-                   if m.privacy_column == "certified" and (self.noise != "secure" or m.secure_noise)]  # fmt: skip
-        looseness = None if standardize_choice(self.standardize) is False else 2.0
-        members, facts = advise(n, d, parties, eps, delta, self.trust, k, looseness=looseness, methods=allowed)
-        best = str(members.sort_values("error_mean").iloc[0]["method"])
-        return best, (f"auto: ddppm advise's simulation at the public parameters (n={n}, d={d}, parties={parties}, "
-                      f"ε={eps:g}, δ={delta:g}, trust={self.trust}, k={k}; {facts['runs']} simulated data sets, "
-                      f"no data read); competitive set {', '.join(members['method'])}")  # fmt: skip
+        problem = release_problem(n, d, parties, eps, delta, self.trust, k,
+                                  standardize=standardize_choice(self.standardize), noise=self.noise)  # fmt: skip
+        choice = choose_method(problem)
+        return choice.method, choice.words(problem)
 
     def _checked_method(self, name: str, k: int) -> Any:
         """The registered method ``name``, refused unless it serves the trust level, rank k and the noise."""

@@ -65,7 +65,7 @@ def advise(n: int, d: int, m: int, eps: float, delta: float, trust: str, k: int 
     tuple
         One row per member of the competitive set (method, label, error mean and interval, floats per agent,
         rounds), and the answer's facts: best method, whether it separated, whether any method beats chance,
-        runs, and the assumption made.
+        runs, every simulated method's mean error (``mean_errors``, members or not), and the assumption made.
     """
     if trust not in TRUST_LEVELS:
         raise ValueError(f"--trust must be one of {TRUST_LEVELS}, got {trust!r}")
@@ -77,8 +77,10 @@ def advise(n: int, d: int, m: int, eps: float, delta: float, trust: str, k: int 
     usable = {name: method for name, method in common_task_methods().items()
               if TRUST_ORDER.get(method.trust_model, -1) >= TRUST_ORDER[trust]
               and (methods is None or name in methods)}  # fmt: skip
-    _, cells = run_shape(shape, section, usable)
+    runs, cells = run_shape(shape, section, usable)
     cell = cells[cells["trust"] == trust].iloc[0]
+    finished = runs[runs["feasible"].astype(bool) & runs["error"].notna()]
+    mean_errors = finished.groupby("method")["error"].mean()
     labels = {name: style["label"] for name, style in method_styles().items()}
     members = []
     for entry in str(cell["members"]).split(";"):
@@ -99,6 +101,7 @@ def advise(n: int, d: int, m: int, eps: float, delta: float, trust: str, k: int 
         "beats_chance": bool(cell["beats_chance"]),
         "chance_error": float(cell["chance_error"]),
         "runs": int(cell["runs"]),
+        "mean_errors": {str(name): float(value) for name, value in mean_errors.items()},
         "assumption": (
             f"Gaussian rows with population eigenvalues {', '.join(f'{v:g}' for v in spectrum[:k])} then 1 "
             f"(gap λ_k/λ_(k+1) = {gap:g}), {rows}; rows split evenly over {m} agents ({DEFAULTS['topology']} "
@@ -120,6 +123,9 @@ def render(members: pd.DataFrame, facts: dict[str, Any], trust: str, eps: float,
     for row in members.itertuples():
         lines.append(f"    {row.label:58s} error {row.error_mean:.3f} [{row.error_lo:.3f}, {row.error_hi:.3f}]"
                      f"  floats/agent {row.floats_per_agent:,}  rounds {row.rounds}")  # fmt: skip
+    if not facts["separated"]:
+        lines.append("  PrivatePCA(method='auto') breaks such a tie by a stated public rule (docs/method_map.md, "
+                     "\"The advisor\").")  # fmt: skip
     lines.append(f"  Assumed: {facts['assumption']}.")
     if facts.get("scope") == "raw_records":
         lines.append("  Scope: from the raw records: the δ covers everything from the records on, the private "
