@@ -1,12 +1,7 @@
-"""A private range per feature before the sums: preprocessing whose error barely grows with the bounds' width.
-
-The one-shot sums of :mod:`ddppm.common_task.preprocessing` add noise of a fixed size in the publicly prepared
-coordinates (every coordinate in [−1, 1]/√d, the declared box). When the declared bounds are w times wider than the
-data, the data's spread in those coordinates shrinks by w while the noise does not: the mean's error relative to the
-spread grows like w, the variances' like w² (docs/bounds.md has the measured table). Counts do not have this fault:
-one replaced record moves a count by one whatever the box. So, as CoinPress (Biswas, Dong, Kamath & Ullman 2020)
-shrinks a ball and Karwa & Vadhan (2018) locate a Gaussian by a histogram, the estimator ``range_shrinking`` first
-finds a private box per feature from noisy histograms, then releases the sums on rows re-prepared in that box.
+"""A private range per feature before the sums, so that loose declared bounds cost little (docs/bounds.md says why
+the one-shot sums' error grows with the bounds' width, and derives what follows). As CoinPress (Biswas, Dong, Kamath &
+Ullman 2020) shrinks a ball and Karwa & Vadhan (2018) locate a Gaussian by a histogram, ``range_shrinking`` finds a
+private box per feature from noisy histograms, then releases the sums on rows re-prepared in that box.
 
 **The releases.** Per round r = 1, …, R, each party releases, for every feature j, the counts of its rows in B =
 ``bins`` equal bins of the current interval [a_j, b_j] (values outside counted in the end bins, so the counts of a
@@ -23,16 +18,14 @@ clip vanish as n or ε grows; at small n the share ``allowance`` of the records 
 
 * the records in the first k bins, C(k), are estimated from the noisy counts c̃ and the public n (all n records lie
   in some bin) by least squares, ``Ĉ(k) = Σ_{b<k} c̃_b − (k/B)(Σ_b c̃_b − n)``, whose noise has standard deviation
-  ``σ_k = s·√(k(B − k)/B) ≤ σ_max = s·√B/2`` (:func:`cumulative_counts`, :func:`cumulative_sd`): the constraint
-  removes most of the noise a plain partial sum accumulates (s√k);
+  ``σ_k = s·√(k(B − k)/B) ≤ σ_max = s·√B/2`` (:func:`cumulative_counts`, :func:`cumulative_sd`; a plain sum: s√k);
 * the left edge cuts the most bins k whose estimate passes ``Ĉ(k) ≤ A − z·σ_k``, z = ``z`` (:func:`edge_cuts`),
   and the right edge likewise from the right: a stretch that holds A + t·σ_k records passes at its k with
   probability Φ(−z − t) (its noise would have to fall z + t standard deviations low), an empty stretch with
   probability Φ(A/σ_k − z);
 * the new interval runs from the first to the last kept bin, one bin and ``margin`` times its span wider on each
-  side, within the old one (:func:`shrink_intervals`). At least one bin is kept (cuts that would meet leave the
-  feature as it was), so no feature shrinks to nothing; records cut in one round stay counted in the next round's end
-  bins, so the allowance bounds what all the rounds cut together, not each round's.
+  side, within the old one (:func:`shrink_intervals`). At least one bin is kept: no feature shrinks to nothing;
+  records cut stay counted in the next round's end bins, so the allowance bounds all the rounds' cuts together.
 
 **The rounds: a public rule** (:func:`range_rounds`; n, d, p and μ only, never the data). A round runs only if its
 test can pass an empty stretch of any length without help from the noise, i.e. every threshold is non-negative,
@@ -40,13 +33,11 @@ test can pass an empty stretch of any length without help from the noise, i.e. e
 below it: on noise alone. The noisiest stretch is half the box, and (z + power)·σ_max ≥ z·σ_max always, so the
 condition is ``z·s·√B/2 ≤ allowance·n``. With R rounds s grows like √R, so the rule runs
 ``R = min(rounds, ⌊2·(allowance·n·μ_range/z)² / (d·p·B)⌋)`` rounds, zero included: then the whole preprocessing
-budget goes to the sums on the declared box (``one_shot``'s result). Each individual as a party (p = n) never runs a
-round; Wine (n = 178, d = 13, δ = 10⁻⁵) runs none at ε = 1, one at ε = 2 and three from ε = 5 (docs/bounds.md).
+budget goes to the sums on the declared box (``one_shot``'s result); each individual as a party never runs one.
 
-The rows for the sums are :func:`to_box`: each publicly prepared coordinate clipped to its private interval and
-mapped onto [−1, 1]/√d, so the sums' sensitivities (2 and √(2/d)) hold unchanged. Each row depends on its own record,
-the declared bounds and the releases only. The rounds are adaptive (a round's bins depend on the earlier releases):
-Gaussian mechanisms compose adaptively, exactly in μ² (Dong, Roth & Su 2022).
+Rows for the sums: :func:`to_box`, each coordinate clipped to its private interval and mapped onto [−1, 1]/√d (the
+sums' sensitivities unchanged; row i depends on record i, the bounds and the releases only). The adaptive rounds
+compose exactly in μ² (Dong, Roth & Su 2022).
 """
 
 from __future__ import annotations
