@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -32,7 +33,9 @@ def test_readme_library_example_runs(tmp_path):
     for block in blocks:
         script = tmp_path / "example.py"
         script.write_text(block)
-        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        env = {**os.environ, "DDPPM_CACHE_DIR": str(tmp_path / "cache")}  # method="auto" caches: not in the home
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                             env=env)  # fmt: skip
         assert out.returncode == 0, out.stderr[-3000:]
         assert out.stdout.strip(), "the example prints its results"
 
