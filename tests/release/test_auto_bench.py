@@ -20,7 +20,8 @@ from ddppm.release.auto import choose_method, release_problem
 from tests.conftest import REPO
 
 SHAPES = {"diabetes": (442, 10, 4), "breast_cancer": (569, 30, 4), "wine": (178, 13, 4),
-          "ami_synthetic": (1352, 25, 4), "digits": (1797, 64, 4), "spiked_synthetic": (20000, 50, 16)}  # fmt: skip
+          "ami_synthetic": (1352, 25, 4), "digits": (1797, 64, 4), "spiked_synthetic": (20000, 50, 16),
+          "heavy_tailed": (20000, 10, 4)}  # fmt: skip
 """The bench data sets' public shapes: rows, features, parties (the common task's configuration)."""
 DELTA = 1e-5
 """The bench's δ (README: "(ε, δ = 10⁻⁵)-DP")."""
