@@ -118,11 +118,10 @@ def choose_radius(noisy: np.ndarray, radii: np.ndarray, target: float) -> float:
     return float(radii[int(np.argmax(tails <= target))])
 
 
-def max_norm(mean: np.ndarray, variance: np.ndarray | None, half: np.ndarray) -> float:
-    """The largest norm a centred (and scaled) row can have: ``‖(half + |m̂|)/√v̂‖`` (``half``: each coordinate's
-    bound before centring; no ``variance``: centre only)."""
-    reach = half + np.abs(mean)
-    return float(np.linalg.norm(reach if variance is None else reach / np.sqrt(variance)))
+def max_norm(mean: np.ndarray, variance: np.ndarray, half: np.ndarray) -> float:
+    """The largest norm a centred and scaled row can have: ``‖(half + |m̂|)/√v̂‖`` (``half``: each coordinate's
+    bound before centring)."""
+    return float(np.linalg.norm((half + np.abs(mean)) / np.sqrt(variance)))
 
 
 def private_radius(

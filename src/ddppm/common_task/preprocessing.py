@@ -262,13 +262,12 @@ def release_radius(
     if not noise.radius_searched:
         return released
     d = Z.shape[1]
-    half = np.full(d, 1.0 / np.sqrt(d)) if plan.scale else None
-    if half is None:  # centring only: the rows lie in the unit ball; each coordinate within it
+    if plan.scale:
+        highest = max_norm(released.mean, released.variance, np.full(d, 1.0 / np.sqrt(d)))
+        lowest = plan.fixed_radius(d)
+    else:  # centring only: the rows lie in the unit ball, so their centred norms within 1 + ‖m̂‖
         highest = 1.0 + float(np.linalg.norm(released.mean))
         lowest = highest / plan.radius.span
-    else:
-        highest = max_norm(released.mean, released.variance, half)
-        lowest = plan.fixed_radius(d)
     radii = radius_grid(lowest, highest, plan.radius)
     radius = private_radius(centred_norms(Z, released), radii, noise.sigma_radius, noise.parties,
                             noise.target_clipped, rng)  # fmt: skip
