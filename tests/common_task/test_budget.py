@@ -12,6 +12,7 @@ from scipy.stats import norm
 from ddppm.common_task.budget import (
     end_to_end_delta,
     gdp_mu,
+    method_pair,
     method_target,
     pure_and_gaussian_delta,
     pure_method_eps,
@@ -44,6 +45,26 @@ def test_a_gaussian_method_calibrated_to_its_target_composes_to_delta(eps, delta
     target = method_target(eps, delta, mu_pre)
     assert target < delta  # the method gets less than the whole budget
     assert end_to_end_delta(eps, gdp_mu(eps, target), mu_pre) == pytest.approx(delta, rel=1e-8)
+
+
+@pytest.mark.parametrize("eps", [5.0, 1e3, 1e4])
+def test_the_method_pair_is_the_target_eps_where_its_delta_is_representable(eps):
+    mu_pre = split_budget(eps, 1e-5, 0.25).mu_pre
+    assert method_pair(eps, 1e-5, mu_pre) == (eps, method_target(eps, 1e-5, mu_pre))
+
+
+@pytest.mark.parametrize("eps", [3e4, 1e5, 1e6])
+def test_where_the_methods_delta_underflows_the_pair_moves_along_the_same_curve(eps):
+    """δ_{μ_m}(ε) is 0 in double precision here; the pair (ε_m, δ) names the same μ_m, checked by the route back
+    (the analytic Gaussian's μ of the pair) and by the closed form δ_μ(x) = Φ(μ/2 − x/μ) − e^x Φ(−μ/2 − x/μ)."""
+    delta, split = 1e-5, split_budget(eps, 1e-5, 0.25)
+    assert method_target(eps, delta, split.mu_pre) == 0.0  # the underflow this handles
+    eps_m, delta_m = method_pair(eps, delta, split.mu_pre)
+    assert (delta_m, eps_m < eps) == (delta, True)
+    assert gdp_mu(eps_m, delta_m) == pytest.approx(split.mu_method, rel=1e-9)
+    mu = split.mu_method
+    closed = norm.cdf(mu / 2 - eps_m / mu) - np.exp(eps_m + norm.logcdf(-mu / 2 - eps_m / mu))
+    assert closed == pytest.approx(delta, rel=1e-6)
 
 
 def _hockey_stick_by_quadrature(eps_pure: float, mu: float, eps: float) -> float:

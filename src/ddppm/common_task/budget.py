@@ -4,7 +4,8 @@ The target (ε, δ) of a run is ``μ*``-GDP with ``μ*`` the GDP parameter whose
 :func:`gdp_mu`). Gaussian releases compose exactly in μ², so a share ``s`` of ``μ*²`` goes to the preprocessing
 (``μ_pre = √s μ*``) and the rest to the method (``μ_method = √(1 − s) μ*``): together exactly ``μ*``, hence
 exactly δ at ε (:func:`split_budget`). A method calibrated by its own accounting to ``(ε, δ_method)`` with
-``δ_method = δ_{μ_method}(ε)`` (:func:`method_target`) then composes with the preprocessing to the target; its
+``δ_method = δ_{μ_method}(ε)`` (:func:`method_target`; where that underflows, a point of the same curve:
+:func:`method_pair`) then composes with the preprocessing to the target; its
 rows record the δ of everything composed (:func:`end_to_end_delta`), so a method whose own calibration is not
 exactly GDP shows as infeasible rather than passing unnoticed.
 
@@ -82,6 +83,28 @@ def method_target(eps: float, delta: float, mu_pre: float) -> float:
     if mu_pre >= mu_star:
         raise PrivacyError(f"the preprocessing's μ = {mu_pre:.4g} uses the whole budget μ* = {mu_star:.4g}")
     return certified_delta(float(np.sqrt(mu_star**2 - mu_pre**2)), eps)
+
+
+SMALLEST_DELTA = 1e-300
+"""Below this a method's δ at the target's ε has underflowed (or nearly): :func:`method_pair` moves along the curve."""
+
+
+def method_pair(eps: float, delta: float, mu_pre: float) -> tuple[float, float]:
+    """The (ε_m, δ_m) a Gaussian method is calibrated to once the preprocessing spent ``μ_pre``: a point of
+    ``μ_method``'s curve ε ↦ δ_{μ_method}(ε), which every point of that curve names alike for a Gaussian calibration.
+
+    Normally ``(ε, δ_{μ_method}(ε))`` (:func:`method_target`). At large ε that δ underflows (10⁻¹³⁵ at ε = 10⁴,
+    δ = 10⁻⁵, share 0.25; 0 in double precision from ε ≈ 3·10⁴), so the pair is then ``(ε_m, δ)`` with ε_m < ε
+    the ε at which the same curve has the target's δ. The row's δ is composed from the releases' μ either way."""
+    delta_method = method_target(eps, delta, mu_pre)
+    if delta_method >= SMALLEST_DELTA:
+        return float(eps), delta_method
+    from scipy.optimize import brentq
+
+    mu_method = float(np.sqrt(gdp_mu(eps, delta) ** 2 - mu_pre**2))
+    eps_method = brentq(lambda x: np.log(certified_delta(mu_method, x) + 1e-320) - np.log(delta), 0.0, eps,
+                        xtol=1e-12 * eps, rtol=1e-14)  # fmt: skip
+    return float(eps_method), float(delta)
 
 
 def end_to_end_delta(eps: float, mu_method: float, mu_pre: float) -> float:

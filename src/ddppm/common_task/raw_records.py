@@ -31,7 +31,7 @@ import pandas as pd
 from ddppm.common_task.base import Calibrated, estimates_rank, failure_delta, releases_mu, top_k
 from ddppm.common_task.budget import (
     end_to_end_delta,
-    method_target,
+    method_pair,
     pure_and_gaussian_delta,
     pure_method_eps,
     split_budget,
@@ -109,12 +109,12 @@ def calibrate_end_to_end(
         delta = pure_and_gaussian_delta(eps_method, mu_pre, eps)
         extra = {"eps_method": eps_method}
     else:
-        delta_method = method_target(eps, limit, mu_pre)
-        own = method.common_calibrate(task, eps, delta_method, options)
+        eps_method, delta_method = method_pair(eps, limit, mu_pre)
+        own = method.common_calibrate(task, eps_method, delta_method, options)
         if not own.releases:
             raise ConfigError(f"common task, raw records: {method.name} has no Gaussian releases to compose")
         delta = end_to_end_delta(eps, releases_mu(own.releases), mu_pre) + failure_delta(eps, own.test_failure)
-        extra = {"delta_method": delta_method}
+        extra = {"delta_method": delta_method} | ({"eps_method": eps_method} if eps_method != eps else {})
     params = {**own.params, **extra, "mu_preprocessing": mu_pre}
     return own, replace(own, eps=float(eps), delta_limit=float(limit), params=params, delta=float(delta))
 
