@@ -34,6 +34,7 @@ _PUBLIC = {
     "get_method": "ddppm.methods",
     "sin_error": "ddppm.core.metrics",
     "PrivatePCA": "ddppm.release.estimator",
+    "PrivacyLedger": "ddppm.release.ledger",
 }
 
 __all__ = ["__version__", *_PUBLIC]

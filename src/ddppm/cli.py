@@ -1,5 +1,6 @@
 """The console script ``ddppm`` (and ``python -m ddppm``): ``ddppm advise`` (which method, from public parameters
-only: :mod:`ddppm.advise`) and ``ddppm fit`` (a private PCA of a CSV file: :mod:`ddppm.release.cli`)."""
+only: :mod:`ddppm.advise`), ``ddppm fit`` (a private PCA of a CSV file) and ``ddppm ledger`` (a data set's
+privacy ledger), both :mod:`ddppm.release.cli`."""
 
 from __future__ import annotations
 

@@ -112,6 +112,9 @@ class CommonTaskMethod(ABC):
     pure_dp: ClassVar[bool] = False
     """True for a pure ε-DP method (no Gaussian releases): composed with the private preprocessing by
     :func:`ddppm.common_task.budget.pure_and_gaussian_delta` instead of in μ²."""
+    failure_test: ClassVar[bool] = False
+    """True for a method whose calibration carries a test that may fail (``Calibrated.test_failure`` > 0): its
+    release is not exactly Gaussian, so a privacy ledger composes it by the basic sum (:mod:`ddppm.release.ledger`)."""
     preprocessing_party: ClassVar[str] = ""
     """Who releases the private preprocessing's sums in the end-to-end setting (:data:`ddppm.common_task.preprocessing.
     PARTIES`); empty: the trust model's (a curator for ``central`` and ``secure_aggregation``, each agent else)."""

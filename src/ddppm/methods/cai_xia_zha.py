@@ -94,6 +94,7 @@ class CaiXiaZhaPCA(RegisteredMethod, CommonTaskMethod):
     label = "Cai–Xia–Zha (noisy projector; private gap test)"
     style: ClassVar[dict[str, Any]] = {"color": "#e7ba52", "marker": "*", "linestyle": "-"}
     task = COMMON_TASK
+    failure_test = True
     trust_model = "central"
     secure_noise = True
     source = "Cai, Xia & Zha 2024 (arXiv:2401.03820); gap test ours"

@@ -8,6 +8,10 @@ or ``row_norm`` with ``--no-standardize``). It writes one JSON file, atomically:
 mean and scale, the columns, and the certificate. Every check runs before any noise is drawn; on bad input
 nothing is written and the error names the argument to fix. The count of clipped values goes to the terminal
 only (the estimator's :class:`~ddppm.release.estimator.ClippingWarning`): a statistic of the records, not released.
+
+``--ledger FILE`` reserves the release's (ε, δ) in the data set's privacy ledger before anything is drawn
+(:mod:`ddppm.release.ledger`); ``ddppm ledger create FILE --dataset NAME --eps E --delta D`` starts one and
+``ddppm ledger show FILE`` prints its budget, what is spent and every release.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ddppm.common_task.run import TRUST_LEVELS
 from ddppm.core.errors import ConfigError, DataError, DDPPMError
 from ddppm.core.io import atomic_write
 from ddppm.release.estimator import ClippingWarning, PrivatePCA
+from ddppm.release.ledger import PrivacyLedger
 
 
 def read_records(path: Path, parties_column: str | None) -> tuple[pd.DataFrame, np.ndarray | None]:
@@ -90,7 +95,48 @@ def add_command(commands: Any) -> None:
     preparation.add_argument("--center-only", action="store_true", help="centre privately, do not scale")
     preparation.add_argument("--no-standardize", action="store_true", help="neither centre nor scale (second moment)")
     fit.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    fit.add_argument("--ledger", type=Path, help="the data set's privacy ledger (ddppm ledger create): the release "
+                     "is refused if it would pass the ledger's budget")  # fmt: skip
     fit.set_defaults(run=run_command)
+    ledger = commands.add_parser("ledger", help="a data set's privacy ledger: create one, or show what is spent")
+    actions = ledger.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="start a ledger with a total budget")
+    create.add_argument("file", type=Path, help="the ledger file to create (JSON; never overwritten)")
+    create.add_argument("--dataset", required=True, help="the name of the data set it covers")
+    create.add_argument("--eps", type=float, required=True, help="the total ε of every release from the data set")
+    create.add_argument("--delta", type=float, required=True, help="the total δ")
+    create.set_defaults(run=ledger_create)
+    show = actions.add_parser("show", help="the budget, what is spent and every release")
+    show.add_argument("file", type=Path, help="the ledger file")
+    show.set_defaults(run=ledger_show)
+
+
+def ledger_create(args: argparse.Namespace) -> int:
+    """``ddppm ledger create``; 2 with a message where the ledger exists or the budget is not one."""
+    try:
+        PrivacyLedger.create(args.file, args.dataset, args.eps, args.delta)
+    except DDPPMError as error:
+        print(f"ddppm ledger: {error}", file=sys.stderr)
+        return 2
+    print(f"ledger for {args.dataset!r} with budget ε = {args.eps:g}, δ = {args.delta:g} → {args.file}")
+    return 0
+
+
+def ledger_show(args: argparse.Namespace) -> int:
+    """``ddppm ledger show``; 2 with a message for a missing or corrupt ledger."""
+    try:
+        summary = PrivacyLedger(args.file).summary()
+    except DDPPMError as error:
+        print(f"ddppm ledger: {error}", file=sys.stderr)
+        return 2
+    budget, spent = summary["budget"], summary["spent"]
+    print(f"data set {summary['dataset']!r}: budget ε = {budget['epsilon']:g}, δ = {budget['delta']:g}")
+    print(f"spent ({spent['composition']} composition): ε = {spent['epsilon']:g}, δ = {spent['delta']:.3g}")
+    for entry in summary["releases"]:
+        mu = "not Gaussian" if entry["mu"] is None else f"μ = {entry['mu']:.4g}"
+        print(f"  {entry['date']}  {entry['run'][:12]}  {entry['method']}  ε = {entry['epsilon']:g}, "
+              f"δ = {entry['delta']:g}, {mu}  [{entry['status']}]")
+    return 0
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -100,7 +146,7 @@ def run_command(args: argparse.Namespace) -> int:
         columns = [str(c) for c in frame.columns]
         standardize: bool | str = False if args.no_standardize else ("center" if args.center_only else True)
         model = PrivatePCA(args.k, args.eps, args.delta, read_bounds(args.bounds, columns), trust=args.trust,
-                           method=args.method, standardize=standardize)  # fmt: skip
+                           method=args.method, standardize=standardize, budget=args.ledger)  # fmt: skip
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ClippingWarning)
             model.fit(frame.to_numpy(dtype=float), parties=parties)

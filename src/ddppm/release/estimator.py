@@ -18,6 +18,7 @@ is released (none is private here).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any
 
@@ -61,6 +62,7 @@ from ddppm.release.inputs import (
     stacked_parties,
     standardize_choice,
 )
+from ddppm.release.ledger import ledger_of
 from ddppm.release.noise import SecureNoise
 
 METHOD_OPTIONS: dict[str, Any] = {"adjacency": "replace_one", "iterations": 10, "topology": "ring", "consensus": 10}
@@ -104,12 +106,15 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         OpenDP's sampler (releases) or numpy's (reproducible benchmarks; not for releasing real data).
     method_options : mapping or None
         Overrides of :data:`METHOD_OPTIONS`.
+    budget : PrivacyLedger, path or None
+        The data set's privacy ledger (:mod:`ddppm.release.ledger`): the fit reserves its (ε, δ) there before any
+        noise is drawn, and is refused if the ledger's releases composed with it would pass its budget.
     """
 
     def __init__(self, n_components: int, epsilon: float, delta: float, bounds: Any = None, *,
                  trust: str = "central", method: str = "auto", standardize: bool | str = True,
                  random_state: int | None = None, noise: str = "secure",
-                 method_options: dict[str, Any] | None = None) -> None:  # fmt: skip
+                 method_options: dict[str, Any] | None = None, budget: Any = None) -> None:  # fmt: skip
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -120,6 +125,7 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.noise = noise
         self.method_options = method_options
+        self.budget = budget
 
     def fit(self, X: Any, y: Any = None, parties: Any = None) -> PrivatePCA:
         """Release the private PCA of ``X`` (n × d raw records, or a list of the parties' arrays).
@@ -144,6 +150,21 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         method = self._checked_method(name, k)
         records = parties_records(X, parts, bounds, standardize, options)
         seed = int(np.random.SeedSequence().entropy % 2**63) if self.random_state is None else self.random_state
+        ledger = ledger_of(self.budget)
+        gaussian = not (method.pure_dp or method.failure_test)
+        with ledger.reserve(X, name, eps, delta, gaussian) if ledger else contextlib.nullcontext() as entry:
+            self._release(X, records, method, choice, bounds, parts, k, eps, delta, options, standardize, seed)
+            if entry is not None:  # the ledger keeps what the certificate states, never less than it reserved
+                entry["delta"] = self.privacy_.delta
+                entry["mu"] = self.privacy_.mu if gaussian else None
+        return self
+
+    def _release(self, X: np.ndarray, records: RawRecords, method: Any, choice: str, bounds: Any, parts: Any, k: int,
+                 eps: float, delta: float, options: dict[str, Any], standardize: bool | str,
+                 seed: int) -> None:  # fmt: skip
+        """Draw, certify and set the released attributes; raises (nothing set) where the certificate fails."""
+        n, d = X.shape
+        name = method.name
         fitted = draw_release(records, method, k, eps, delta, options, standardize, self.noise, seed)
         certificate = self._certificate(method, choice, len(parts), n, d, k, eps, delta, bounds, **fitted["privacy"])
         tolerance = 1.0 if self.noise == "secure" else 1 + 1e-9  # the bench's calibrations meet δ to 1e-9
@@ -162,8 +183,7 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         if clipped:
             warnings.warn(f"{clipped} value(s) fell outside the declared bounds and were clipped (a count of your "
                           "records, for your eyes only: not released, not covered by ε)", ClippingWarning,
-                          stacklevel=2)  # fmt: skip
-        return self
+                          stacklevel=3)  # fmt: skip
 
     def transform(self, X: Any) -> np.ndarray:
         """Post-processing: ``((X − mean_) / scale_) @ components_ᵀ``."""
