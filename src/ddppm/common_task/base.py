@@ -159,6 +159,24 @@ class CommonTaskMethod(ABC):
         independent of it, so a test gains nothing from them). A method without one is not audited yet."""
         raise NotImplementedError(f"{type(self).__name__} has no common_view: the audit cannot attack it yet")
 
+    federated: ClassVar[bool] = False
+    """True for a method that runs across parties that never pool their rows (:mod:`ddppm.federation`): it
+    defines :meth:`party_release` (and :meth:`federated_estimate` if a sum and its top k are not its answer)."""
+    secure_sum_only: ClassVar[bool] = False
+    """True for a federated method whose parties each add a share of the noise only: with secure noise it runs
+    through secure aggregation alone, so that nobody sees one party's release."""
+
+    def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
+        """What one party of a federation sends at ``step`` (:class:`ddppm.federation.party.Party`: its
+        standardised ``rows``, ``index``, ``agreement``, ``public`` and ``method_noise()``), drawn exactly as
+        :meth:`common_estimate` draws that party's part with simulation noise."""
+        raise NotImplementedError(f"{type(self).__name__} does not run across parties yet")
+
+    def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
+        """The coordinator's half (d × k): by default the top k of the parties' summed ``method`` releases."""
+        total = transport.sum("method", message)
+        return top_k(total[None], public.k)[0]
+
     def common_view_scores(self, first: CommonTask, second: CommonTask, calibrated: Calibrated,
                            views: np.ndarray) -> np.ndarray:  # fmt: skip
         """Candidate test statistics of each view (shape ``(runs, S)``; larger means ``second``): column 0 is the

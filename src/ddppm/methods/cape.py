@@ -53,7 +53,7 @@ from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import PrivacyError
 from ddppm.methods.base import RegisteredMethod, register
-from ddppm.privacy.mechanisms import symmetric_gaussian
+from ddppm.privacy.mechanisms import symmetric_gaussian, symmetric_release
 
 
 def view_leakage(m: int) -> float:
@@ -96,6 +96,19 @@ class CAPE(RegisteredMethod, CommonTaskMethod):
         local = np.stack([task.local_gram(j) for j in range(task.m)])
         releases = [local + cape_noise(task.d, task.m, sigma_z, rng) for rng in rngs]
         return top_k(np.stack([r.sum(axis=0) for r in releases]), task.k)
+
+    federated = True
+    secure_sum_only = True
+
+    def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
+        """Party j's ``X_jᵀX_j + e_j + g_j`` (simulation: the one-process draw's j-th); with secure noise
+        ``X_jᵀX_j + g_j``, ``g_j ~ N(0, σ_z²/m)`` from OpenDP: under secure aggregation only the sum is seen, in
+        which the zero-sum ``e_j`` cancel (docs/federation.md)."""
+        sigma_z = float(party.public.calibration[0].params["sigma"])
+        m, gram = party.public.parties, party.rows.T @ party.rows
+        if party.agreement.noise == "simulation":
+            return gram + cape_noise(party.public.d, m, sigma_z, party.method_noise())[party.index]
+        return symmetric_release(gram, sigma_z / np.sqrt(m), party.method_noise())
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """The aggregator's whole view: every agent's release (upper triangles), drawn as the estimate draws them."""

@@ -46,6 +46,18 @@ class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
         sums = np.stack([sum(symmetric_release(G, sigma, rng) for G in local) for rng in rngs])
         return top_k(sums, task.k)
 
+    federated = True
+
+    def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
+        """Party j's release ``X_jᵀX_j + E_j``; with simulation noise the one-process stream, skipping the draws
+        of the parties before it."""
+        sigma = float(party.public.calibration[0].params["sigma"])
+        rng = party.method_noise()
+        if party.agreement.noise == "simulation":
+            for _ in range(party.index):
+                symmetric_gaussian(party.public.d, sigma, rng)
+        return symmetric_release(party.rows.T @ party.rows, sigma, rng)
+
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """Every agent's release (the upper triangle of its noisy second moment), in the order the estimate draws
         them: with no trusted party, anyone may see all of them."""

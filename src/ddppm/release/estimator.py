@@ -234,19 +234,28 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
 
     def _certificate(self, method: Any, choice: str, parties: int, n: int, d: int, k: int, eps: float, delta: float,
                      bounds: Any, row: Any, own: Any, noise: Any, party: str) -> Certificate:  # fmt: skip
-        releases = release_rows(noise, own)
-        observer = {"central": "the curator and everyone it publishes to",
-                    "secure_aggregation": "the aggregator, who sees the sums only, and the public",
-                    "gossip": "every party on the network and everything sent",
-                    "local": "everyone: every party's releases are public"}[method.trust_model]  # fmt: skip
-        return Certificate(
-            epsilon=eps, delta=float(row.delta), delta_target=delta, adjacency=ADJACENCY, trust=self.trust,
-            method=method.name, method_label=method.common_style()["label"], method_source=method.source,
-            method_trust_model=method.trust_model, method_choice=choice, observer=observer, parties=parties,
-            preprocessing_party=party, scope=SCOPE, n=n, d=d, k=k, bounds=f"{bounds.kind}: {bounds.source}",
-            noise=NOISE_WORDS[self.noise], composition=composition_words(method.pure_dp, eps, own.test_failure),
-            mu=composed_mu(noise, own), releases=tuple(releases), check=opendp_check(releases, eps),
-        )  # fmt: skip
+        return release_certificate(method, choice, self.trust, self.noise, parties, n, d, k, eps, delta, bounds, row,
+                                   own, noise, party)  # fmt: skip
+
+
+def release_certificate(method: Any, choice: str, trust: str, noise_mode: str, parties: int, n: int, d: int, k: int,
+                        eps: float, delta: float, bounds: Any, row: Any, own: Any, noise: Any,
+                        party: str) -> Certificate:  # fmt: skip
+    """The certificate of one release (:mod:`ddppm.release.certificate`): every release it composes, whom it
+    covers (the method's trust model's observer), and how the method was chosen."""
+    releases = release_rows(noise, own)
+    observer = {"central": "the curator and everyone it publishes to",
+                "secure_aggregation": "the aggregator, who sees the sums only, and the public",
+                "gossip": "every party on the network and everything sent",
+                "local": "everyone: every party's releases are public"}[method.trust_model]  # fmt: skip
+    return Certificate(
+        epsilon=eps, delta=float(row.delta), delta_target=delta, adjacency=ADJACENCY, trust=trust,
+        method=method.name, method_label=method.common_style()["label"], method_source=method.source,
+        method_trust_model=method.trust_model, method_choice=choice, observer=observer, parties=parties,
+        preprocessing_party=party, scope=SCOPE, n=n, d=d, k=k, bounds=f"{bounds.kind}: {bounds.source}",
+        noise=NOISE_WORDS[noise_mode], composition=composition_words(method.pure_dp, eps, own.test_failure),
+        mu=composed_mu(noise, own), releases=tuple(releases), check=opendp_check(releases, eps),
+    )  # fmt: skip
 
 
 def draw_release(records: RawRecords, method: Any, k: int, eps: float, delta: float, options: dict[str, Any],

@@ -41,6 +41,9 @@ from ddppm.core.io import write_text_atomic
 
 LEDGER_FORMAT = "ddppm-ledger/1"
 STATUSES = ("pending", "released")
+ROUND_TRIP = 1e-9
+"""Relative slack of the exact route: a release of exactly the budget, μ = gdp_mu(ε_B, δ_B), comes back as δ_B to
+about 1e-12 (root finding), and must fit."""
 ENTRY_KEYS = ("run", "date", "method", "epsilon", "delta", "mu", "status")
 
 
@@ -69,7 +72,7 @@ def within_budget(releases: Sequence[dict[str, Any]], budget: dict[str, float]) 
     """Whether ``releases`` composed stay within ``budget`` (``epsilon``, ``delta``), and the words saying so."""
     route, eps, delta = composed_delta(releases, budget["epsilon"])
     if route == "exact":
-        ok = delta <= budget["delta"]
+        ok = delta <= budget["delta"] * (1 + ROUND_TRIP)
         return ok, f"exact Gaussian composition: δ = {delta:.3g} at ε_B = {eps:g} (budget δ_B = {budget['delta']:g})"
     ok = eps <= budget["epsilon"] * (1 + 1e-12) and delta <= budget["delta"] * (1 + 1e-12)
     return ok, f"basic composition: Σε = {eps:g}, Σδ = {delta:.3g} (budget ε_B = {budget['epsilon']:g}, " \
@@ -155,6 +158,12 @@ class PrivacyLedger:
             raise
         mu = None if reserved["mu"] is None else max(entry["mu"], reserved["mu"])
         self._settle(reserved, {"status": "released", "delta": max(entry["delta"], reserved["delta"]), "mu": mu})
+
+    def spend(self, records: np.ndarray, method: str, epsilon: float, delta: float, gaussian: bool) -> dict[str, Any]:
+        """Reserve and record at once, as ``released``: for a party of a federation, whose first noisy reply is
+        already out of its hands (nothing it sends later can be taken back)."""
+        with self.reserve(records, method, epsilon, delta, gaussian) as entry:
+            return dict(entry)
 
     def _settle(self, reserved: dict[str, Any], update: dict[str, Any] | None) -> None:
         """Update the reserved entry (never below what was reserved), or remove it (``None``: nothing released)."""

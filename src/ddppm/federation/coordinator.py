@@ -1,0 +1,138 @@
+"""The coordinator of a federated release: it drives the parties through the steps, sums what they send and
+post-processes the sums, exactly as ``PrivatePCA`` post-processes its totals (docs/federation.md).
+
+It never sees a row: only the parties' noisy releases, or under secure aggregation only their sums. The steps
+mirror :func:`ddppm.common_task.preprocessing.private_statistics` and the method's estimate:
+
+1. the private box's rounds (:func:`~ddppm.common_task.range_finding.shrink_intervals` on the summed counts);
+2. the sums, whence the released mean and (scaling) the floored variances, as
+   :func:`~ddppm.common_task.preprocessing.release_statistics` computes them;
+3. the clipping radius when its search runs (:func:`~ddppm.common_task.clip_radius.choose_radius`);
+4. the method's own protocol (:mod:`ddppm.federation.protocols`).
+
+A transport is anything with ``parties`` (their count), ``secure`` (whether it sums by secure aggregation) and
+``sum(step, public) → Σ_j reply_j``: :class:`InProcess` here, Flower's apps in :mod:`ddppm.federation.flower`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ddppm.common_task.clip_radius import choose_radius, max_norm, radius_grid
+from ddppm.common_task.preprocessing import PrivateBox, Released
+from ddppm.common_task.range_finding import shrink_intervals
+from ddppm.core.errors import ConfigError
+from ddppm.federation.agreement import Agreement
+from ddppm.federation.protocols import protocol_of, released_message
+from ddppm.federation.public import PublicRelease
+from ddppm.release.certificate import Certificate
+from ddppm.release.estimator import release_certificate
+
+
+@dataclass(frozen=True)
+class FederatedRelease:
+    """What a federated release publishes, as ``PrivatePCA`` does: ``components`` (k × d), ``mean``, ``scale``
+    (the records' units) and the certificate."""
+
+    components: np.ndarray
+    mean: np.ndarray
+    scale: np.ndarray
+    certificate: Certificate
+
+
+class InProcess:
+    """A transport that calls each :class:`~ddppm.federation.party.Party` in this process (tests, and the
+    reference the Flower apps are compared with). ``secure``: pretend the sum is secure aggregation's."""
+
+    def __init__(self, parties: list[Any], secure: bool = False) -> None:
+        self.members, self.secure = parties, secure
+
+    @property
+    def parties(self) -> int:
+        return len(self.members)
+
+    def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
+        replies = [party.answer(step, public) for party in self.members]
+        total = replies[0]
+        for reply in replies[1:]:  # in the parties' order, as the one-process fit sums them
+            total = total + reply
+        return total
+
+
+def coordinate(transport: Any, agreement: Agreement, d: int) -> FederatedRelease:
+    """Run one federated release of ``agreement`` on d features over ``transport`` (module docstring)."""
+    public = PublicRelease(agreement, d)
+    if transport.parties != public.parties:
+        raise ConfigError(f"coordinator: {transport.parties} parties answered, the agreement has {public.parties}")
+    protocol = protocol_of(public.method)
+    if protocol.secure_sum_only and agreement.noise == "secure" and not transport.secure:
+        raise ConfigError(f"coordinator: {public.method.name} releases each party's statistic with a share of the "
+                          "noise only; it needs secure aggregation (Flower's SecAgg+), so that the coordinator sees "
+                          "the sum alone")  # fmt: skip
+    stamp = {"agreement": agreement.digest()}
+
+    def ask(step: str, message: dict[str, Any]) -> np.ndarray:
+        return transport.sum(step, {**stamp, **message})
+
+    box, released = _preprocessing(ask, public)
+    V = protocol.federated_estimate(_Asking(ask, transport), public, released_message(released))
+    mean, scale = public.units(box, released)
+    own, row = public.calibration
+    certificate = release_certificate(public.method, "named by the user", agreement.trust, agreement.noise,
+                                      public.parties, agreement.n, d, public.k, float(agreement.epsilon),
+                                      float(agreement.delta), public.bounds, row, own, public.noise,
+                                      public.party_label)  # fmt: skip
+    return FederatedRelease(np.ascontiguousarray(V.T), mean, scale, certificate)
+
+
+@dataclass(frozen=True)
+class _Asking:
+    """The transport as a protocol sees it: ``sum`` stamps every message with the agreement."""
+
+    ask: Any
+    transport: Any
+
+    def sum(self, step: str, message: dict[str, Any]) -> np.ndarray:
+        return self.ask(step, message)
+
+
+def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, Released | None]:
+    """The private box, the released statistics and the radius, from the parties' summed releases."""
+    noise, plan, n, d = public.noise, public.plan, public.agreement.n, public.d
+    if noise is None:
+        return None, None
+    spread = np.sqrt(noise.parties)
+    box, lower, upper = None, None, None
+    if noise.range_rounds:
+        half = 1.0 / np.sqrt(d)
+        lower, upper = np.full(d, -half), np.full(d, half)
+        for _ in range(noise.range_rounds):
+            noisy = ask("box_counts", {"lower": lower, "upper": upper})
+            lower, upper = shrink_intervals(noisy, lower, upper, n, spread * noise.sigma_range, plan.range)
+        box = PrivateBox(lower, upper)
+    sums = ask("sums", {"lower": lower, "upper": upper})
+    mean = sums[:d] / n
+    variance = None
+    if plan.scale:
+        floor = plan.variance_floor * spread * noise.sigma_squares / n
+        variance = np.maximum(sums[d:] / n - mean**2, floor)
+    released = Released(mean, variance)
+    if noise.radius_searched:
+        if plan.scale:
+            highest, lowest = max_norm(mean, variance, np.full(d, 1.0 / np.sqrt(d))), plan.fixed_radius(d)
+        else:
+            highest = 1.0 + float(np.linalg.norm(mean))
+            lowest = highest / plan.radius.span
+        radii = radius_grid(lowest, highest, plan.radius)
+        radius = float(radii[0])
+        if radii.size > 1:  # as private_radius: one radius is the answer unseen, nothing drawn
+            noisy = ask("norm_counts", {"mean": mean, "variance": variance, "radii": radii})
+            radius = choose_radius(noisy, radii, noise.target_clipped)
+        released = replace(released, radius=radius)
+    return box, released
+
+
+__all__ = ["FederatedRelease", "InProcess", "coordinate", "released_message"]

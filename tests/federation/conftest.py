@@ -1,0 +1,23 @@
+"""Wine's records split over three parties, and the agreement they share."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_wine
+
+BOUNDS = {"source": "test: a wide box around every wine feature", "all_features": [-50.0, 2000.0]}
+SIZES = (60, 60, 58)
+
+
+@pytest.fixture(scope="session")
+def wine() -> np.ndarray:
+    return load_wine(return_X_y=True)[0]
+
+
+def split(X: np.ndarray, sizes=SIZES) -> list[np.ndarray]:
+    return np.split(X, np.cumsum(sizes)[:-1])
+
+
+def labels(sizes=SIZES) -> np.ndarray:
+    return np.repeat(np.arange(len(sizes)), sizes)
