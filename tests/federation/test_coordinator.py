@@ -21,6 +21,9 @@ CASES = [
     ("conventional", "local", False),
     ("cape", "secure_aggregation", True),
     ("cape", "secure_aggregation", "center"),
+    ("ppm_decentralised", "secure_aggregation", True),
+    ("balcan_decentralised", "local", True),
+    ("balcan_decentralised", "local", False),
 ]
 
 
@@ -75,7 +78,8 @@ def test_cape_with_secure_noise_needs_secure_aggregation(wine):
 
 def test_a_method_without_a_protocol_is_refused_with_those_that_run(wine):
     agreement = Agreement(1, 5.0, 1e-6, BOUNDS, SIZES, "ldp", noise="simulation")
-    with pytest.raises(ConfigError, match=r"no federated protocol yet.*\['cape', 'conventional'\]"):
+    served = r"\['balcan_decentralised', 'cape', 'conventional', 'ppm_decentralised'\]"
+    with pytest.raises(ConfigError, match=r"no federated protocol yet.*" + served):
         coordinate(InProcess(_parties(wine, agreement)), agreement, wine.shape[1])
 
 
@@ -87,6 +91,8 @@ def test_a_party_answers_nothing_to_another_agreement(wine):
         party.answer("sums", {"agreement": other.digest(), "lower": None, "upper": None})
     with pytest.raises(ConfigError, match="holds 60 rows, the agreement says 58"):
         Party(split(wine)[0], 2, agreement)
+    with pytest.raises(ConfigError, match="needs trust 'central', more than trust 'local' grants"):
+        coordinate(InProcess([]), Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "analyze_gauss"), wine.shape[1])
     with pytest.raises(ConfigError, match="2 parties answered, the agreement has 3"):
         coordinate(InProcess(_parties(wine, agreement)[:2]), agreement, wine.shape[1])
 

@@ -18,7 +18,8 @@ from ddppm.methods import common_task_methods
 
 def federated_methods() -> list[str]:
     """The names of the methods that run across parties today."""
-    return sorted(name for name, method in common_task_methods().items() if method.federated)
+    served = ("local", "secure_aggregation", "gossip")
+    return sorted(n for n, m in common_task_methods().items() if m.federated and m.trust_model in served)
 
 
 def protocol_of(method: Any) -> Any:

@@ -18,6 +18,7 @@ import numpy as np
 from ddppm.common_task.budget import split_budget
 from ddppm.common_task.preprocessing import PreprocessingPlan, PrivateBox, preprocessing_noise, preprocessing_party
 from ddppm.common_task.raw_records import STREAM, calibrate_end_to_end
+from ddppm.common_task.run import TRUST_ORDER
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import ConfigError
 from ddppm.core.seeds import run_generators
@@ -37,6 +38,9 @@ class PublicRelease:
         if agreement.method not in methods:
             raise ConfigError(f"agreement: method {agreement.method!r} is not a method of the common task")
         self.method = methods[agreement.method]
+        if TRUST_ORDER.get(self.method.trust_model, -1) < TRUST_ORDER[agreement.trust]:
+            raise ConfigError(f"agreement: method {agreement.method} needs trust {self.method.trust_model!r}, more "
+                              f"than trust {agreement.trust!r} grants")  # fmt: skip
         self.options = method_options(agreement.method_options)
         self.normalization = "scale" if agreement.standardize is False else "standardize"
         self.party_label = preprocessing_party(self.method) if agreement.standardize is not False else "none"

@@ -30,6 +30,12 @@ Sherman–Morrison: :math:`(C^{-1})_{jj} = (1/a + b/(a(a - bm)))/\sigma_z^2 = 2/
 calibrates :math:`\sigma_z` for the whole view: the ``certified`` δ holds for every neighbour against an aggregator
 that sees every release. It does not hold if the aggregator learns an agent's noise share (collusion): the trust
 model is ``secure_aggregation``, which CAPE's zero-sum protocol needs anyway.
+
+**A release with secure noise** (``PrivatePCA(noise="secure")``, and a federation's parties) draws only what the
+aggregator's sum needs: each agent's ``g_j ~ N(0, σ_z²/m)`` from the release's sampler, added to its ``X_jᵀX_j``.
+The sum has CAPE's law exactly (the ``e_j`` cancel in it), and the certificate, which covers an aggregator who
+sees every release, covers a function of them. The zero-sum shares matter only if someone sees one agent's
+release, which secure aggregation forbids.
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import PrivacyError
 from ddppm.methods.base import RegisteredMethod, register
-from ddppm.privacy.mechanisms import symmetric_gaussian, symmetric_release
+from ddppm.privacy.mechanisms import is_release_noise, symmetric_gaussian, symmetric_release
 
 
 def view_leakage(m: int) -> float:
@@ -79,6 +85,7 @@ class CAPE(RegisteredMethod, CommonTaskMethod):
     style: ClassVar[dict[str, Any]] = {"color": "#17becf", "marker": "h", "linestyle": "-."}
     task = COMMON_TASK
     trust_model = "secure_aggregation"
+    secure_noise = True
     source = "Imtiaz & Sarwate 2018 (CAPE); σ for the aggregator's whole view is ours"
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
@@ -94,6 +101,10 @@ class CAPE(RegisteredMethod, CommonTaskMethod):
     ) -> np.ndarray:
         sigma_z = float(calibrated.params["sigma"])
         local = np.stack([task.local_gram(j) for j in range(task.m)])
+        if is_release_noise(rngs):  # the sum's law, each agent's g_j from the release's sampler (the e_j cancel)
+            share = sigma_z / np.sqrt(task.m)
+            sums = [sum(symmetric_release(G, share, rng) for G in local) for rng in rngs]
+            return top_k(np.stack(sums), task.k)
         releases = [local + cape_noise(task.d, task.m, sigma_z, rng) for rng in rngs]
         return top_k(np.stack([r.sum(axis=0) for r in releases]), task.k)
 

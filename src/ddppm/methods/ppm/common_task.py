@@ -31,6 +31,7 @@ from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.ppm.algorithms import (
     DenseOperator,
+    aggregate_noise_factor,
     analyze_gauss,
     apply_client,
     initial_blocks,
@@ -38,7 +39,7 @@ from ddppm.methods.ppm.algorithms import (
     private_power_method,
 )
 from ddppm.methods.ppm.linalg import orthonormalize
-from ddppm.privacy.mechanisms import symmetric_gaussian
+from ddppm.privacy.mechanisms import gaussian_release, symmetric_gaussian
 
 
 def _streams(rngs: Sequence[np.random.Generator]) -> tuple[list[np.random.Generator], list[np.random.Generator]]:
@@ -89,6 +90,32 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
             noise_model=self.noise_model,
         )
         return trace.basis
+
+    federated: ClassVar[bool] = True
+
+    def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
+        """Client j's ``A_j X^{ℓ−1}`` plus its noise (Alg. 2, line 7): ``N(0, (Δσ)²/s)`` under secure aggregation,
+        ``N(0, (Δσ)²)`` under ``local``. With simulation noise party 0 draws the aggregate noise from the
+        one-process noise stream, as :func:`noisy_release` does, and the others none."""
+        own, _ = party.public.calibration
+        scale = float(own.params["sensitivity"]) * float(own.params["sigma"])
+        if not hasattr(party, "_ppm"):
+            party._ppm = (party.rows.T @ party.rows, party.method_noise().spawn(2)[1])
+        local_gram, noise = party._ppm
+        product = local_gram @ public["X"]
+        per_client, aggregate = aggregate_noise_factor(self.noise_model, party.public.parties)
+        if party.agreement.noise == "simulation":
+            return gaussian_release(product, scale * aggregate, noise) if party.index == 0 else product
+        return gaussian_release(product, scale * per_client, noise)
+
+    def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
+        """The coordinator's half: the public start from the method stream's first child, then L rounds of
+        ``Y = Σ_j (A_j X + G_j)`` and ``X = orthonormalize(Y)``."""
+        init = public.public_randomness().spawn(2)[0]
+        X = initial_blocks([init], public.d, public.k)[0]
+        for ell in range(int(public.calibration[0].params["iterations"])):
+            X = orthonormalize(transport.sum(f"method:{ell}", {**message, "X": X}))
+        return X
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """The public start ``X⁰`` and every release the observer sees, flattened: the aggregate
