@@ -12,6 +12,8 @@ mirror :func:`ddppm.common_task.preprocessing.private_statistics` and the method
 
 A transport is anything with ``parties`` (their count), ``secure`` (whether it sums by secure aggregation) and
 ``sum(step, public) → Σ_j reply_j``: :class:`InProcess` here, Flower's apps in :mod:`ddppm.federation.flower`.
+Every message carries what has been released so far (the box, the statistics, the radius), so that a party can
+be rebuilt for each step (:mod:`ddppm.federation.party`).
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ def coordinate(transport: Any, agreement: Agreement, d: int) -> FederatedRelease
         return transport.sum(step, {**stamp, **message})
 
     box, released = _preprocessing(ask, public)
-    V = protocol.federated_estimate(_Asking(ask, transport), public, released_message(released))
+    so_far = {"lower": None if box is None else box.lower, "upper": None if box is None else box.upper}
+    V = protocol.federated_estimate(_Asking(ask, transport), public, {**so_far, **released_message(released)})
     mean, scale = public.units(box, released)
     own, row = public.calibration
     certificate = release_certificate(public.method, "named by the user", agreement.trust, agreement.noise,
@@ -129,7 +132,8 @@ def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, 
         radii = radius_grid(lowest, highest, plan.radius)
         radius = float(radii[0])
         if radii.size > 1:  # as private_radius: one radius is the answer unseen, nothing drawn
-            noisy = ask("norm_counts", {"mean": mean, "variance": variance, "radii": radii})
+            noisy = ask("norm_counts", {"lower": lower, "upper": upper, "mean": mean, "variance": variance,
+                                        "radii": radii})  # fmt: skip
             radius = choose_radius(noisy, radii, noise.target_clipped)
         released = replace(released, radius=radius)
     return box, released

@@ -15,17 +15,23 @@ one-process release draws one Gaussian of standard deviation s on the total, eac
 the sum carries exactly that law. With ``noise="simulation"`` (only to compare with a one-process fit) party 0
 draws the total's noise from the one-process fit's own generator, in its order, and the others draw none; a
 method's per-party draws come from the same stream, each party skipping the draws of the parties before it.
+
+**Restartable.** Flower runs a ClientApp process per message, so a party is rebuilt for every step from its rows,
+the agreement and a small :attr:`Party.state` (whether its ledger is charged, and the positions of its simulation
+streams), which the ClientApp keeps in Flower's context between messages. Every message carries what was released
+so far (the box, the statistics, the radius): the party re-prepares its rows from them, by the same functions, so
+the bits are those of a party kept alive (tested).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 
 from ddppm.common_task.clip_radius import norm_counts
 from ddppm.common_task.preprocessing import (
-    PreprocessingPlan,
     Released,
     centred_norms,
     common_scale,
@@ -45,9 +51,11 @@ from ddppm.release.noise import SecureNoise
 
 class Party:
     """Party ``index`` of the agreement, holding ``X`` (its raw records, n_j × d), with its own privacy ledger
-    (:class:`~ddppm.release.ledger.PrivacyLedger` or its path; None: no ledger), charged before its first reply."""
+    (:class:`~ddppm.release.ledger.PrivacyLedger` or its path; None: no ledger), charged once per run before its
+    first reply; ``state``: what :attr:`state` returned after its previous step (None: the first)."""
 
-    def __init__(self, X: np.ndarray, index: int, agreement: Agreement, ledger: Any = None) -> None:
+    def __init__(self, X: np.ndarray, index: int, agreement: Agreement, ledger: Any = None,
+                 state: dict[str, Any] | None = None) -> None:  # fmt: skip
         X = np.array(X, dtype=np.float64, order="C")
         if X.ndim != 2 or not np.all(np.isfinite(X)):
             raise DataError("party: the records must be a finite 2-D array (one record per row)")
@@ -58,11 +66,22 @@ class Party:
                               "(the parties' sizes are public and agreed before the run)")  # fmt: skip
         self.index, self.agreement = index, agreement
         self.public = PublicRelease(agreement, X.shape[1])
-        self.Z = prepare_public(X, self.public.bounds, self.public.normalization)
-        self.rows: np.ndarray | None = None
-        self.ledger, self.spent = ledger_of(ledger), False
+        self.ledger = ledger_of(ledger)
         self._records = X
-        self._pre_rng = self._noise_source(self.public.preprocessing_generator())
+        self._prepared: dict[str, Any] = {}
+        self._streams: dict[str, Any] = {}
+        self._saved = dict(state or {"charged": False, "streams": {}})
+        self.rows: np.ndarray | None = None
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """What a rebuilt party needs to go on (JSON-ready): whether its ledger is charged, and each simulation
+        stream's position (numpy's bit-generator state)."""
+        streams = dict(self._saved["streams"])
+        for name, stream in self._streams.items():
+            if isinstance(stream, np.random.Generator):
+                streams[name] = json.dumps(stream.bit_generator.state)
+        return {"charged": self._saved["charged"], "streams": streams}
 
     def answer(self, step: str, public: dict[str, Any]) -> np.ndarray:
         """This party's noisy contribution to the sum of ``step`` (module docstring)."""
@@ -70,56 +89,75 @@ class Party:
         if digest != self.agreement.digest():
             raise ConfigError(f"party {self.index}: the coordinator's agreement differs from the one this party "
                               "accepted (ε, δ, bounds, method, sizes, ...); it answers nothing")  # fmt: skip
-        if not self.spent:  # before its first noisy reply: refused here, nothing is drawn
+        if not self._saved["charged"]:  # before its first noisy reply: refused here, nothing is drawn
             if self.ledger is not None:
                 method = self.public.method
                 self.ledger.spend(self._records, method.name, self.agreement.epsilon, self.agreement.delta,
                                   gaussian=not (method.pure_dp or method.failure_test))  # fmt: skip
-            self.spent = True
+            self._saved["charged"] = True
+        noise = self.public.noise
         if step == "box_counts":
-            counts = bin_counts(self.Z, public["lower"], public["upper"], self.public.plan.range.bins).astype(float)
-            return self._noisy(counts, self.public.noise.sigma_range)
+            counts = bin_counts(self._boxed(None), public["lower"], public["upper"], self.public.plan.range.bins)
+            return self._noisy(counts.astype(float), noise.sigma_range)
         if step == "sums":
-            return self._sums(public)
+            Z = self._boxed(public)
+            total = self._noisy(Z.sum(axis=0), noise.sigma_sum)
+            if not self.public.plan.scale:
+                return total
+            return np.concatenate([total, self._noisy(column_squares(Z), noise.sigma_squares)])
         if step == "norm_counts":
             released = Released(public["mean"], public.get("variance"))
-            counts = norm_counts(centred_norms(self.Z, released), public["radii"])
-            return self._noisy(counts, self.public.noise.sigma_radius)
+            counts = norm_counts(centred_norms(self._boxed(public), released), public["radii"])
+            return self._noisy(counts, noise.sigma_radius)
         if step.startswith("method"):
-            if self.rows is None and "mean" not in public:  # not centred: the rows are the publicly prepared ones
-                self.rows = self.Z
-            elif self.rows is None:
-                released = Released(public["mean"], public.get("variance"), public.get("radius"))
-                self.rows = standardise_rows(self.Z, released, self.public.plan, overwrite=True)
+            if self.rows is None:
+                self.rows = self._standardised(public)
             return protocol_of(self.public.method).party_release(self, step, public)
         raise ConfigError(f"party {self.index}: unknown step {step!r}")
 
-    def method_noise(self) -> Any:
-        """The method's noise source: the one-process fit's method generator (simulation) or OpenDP's sampler."""
-        return self._noise_source(self.public.method_generator())
+    def noise_stream(self, name: str, make: Any) -> Any:
+        """The noise source ``name``: simulation: a numpy generator made by ``make()`` the first time, then restored
+        at its position; secure: OpenDP's sampler (a party's own noise, never the shared seed's stream)."""
+        if name not in self._streams:
+            if self.agreement.noise != "simulation":
+                self._streams[name] = SecureNoise(np.random.default_rng())
+            elif name in self._saved["streams"]:
+                generator = np.random.default_rng()
+                generator.bit_generator.state = json.loads(self._saved["streams"][name])
+                self._streams[name] = generator
+            else:
+                self._streams[name] = make()
+        return self._streams[name]
 
-    def _sums(self, public: dict[str, Any]) -> np.ndarray:
-        plan: PreprocessingPlan = self.public.plan
-        if public.get("lower") is not None:
-            self.Z = to_box(self.Z, public["lower"], public["upper"], overwrite=True)
-        if not plan.scale:
-            box = self.public.box(public.get("lower"), public.get("upper"))
-            self.Z = common_scale(self.Z, self.public.widths, box, overwrite=True)
-        noise = self.public.noise
-        total = self._noisy(self.Z.sum(axis=0), noise.sigma_sum)
-        if not plan.scale:
-            return total
-        return np.concatenate([total, self._noisy(column_squares(self.Z), noise.sigma_squares)])
+    def method_noise(self) -> Any:
+        """The method's noise: the one-process fit's method stream (simulation), or OpenDP's sampler."""
+        return self.noise_stream("method", self.public.method_generator)
+
+    def _boxed(self, public: dict[str, Any] | None) -> np.ndarray:
+        """The publicly prepared rows, re-prepared in the released box (centring only: at the common scale)."""
+        key = "boxed" if public is not None else "prepared"
+        if key not in self._prepared:
+            Z = prepare_public(self._records, self.public.bounds, self.public.normalization)
+            if public is not None:
+                if public.get("lower") is not None:
+                    Z = to_box(Z, public["lower"], public["upper"], overwrite=True)
+                if not self.public.plan.scale:
+                    box = self.public.box(public.get("lower"), public.get("upper"))
+                    Z = common_scale(Z, self.public.widths, box, overwrite=True)
+            self._prepared[key] = Z
+        return self._prepared[key]
+
+    def _standardised(self, public: dict[str, Any]) -> np.ndarray:
+        if "mean" not in public:  # not centred: the rows are the publicly prepared ones
+            return prepare_public(self._records, self.public.bounds, self.public.normalization)
+        released = Released(public["mean"], public.get("variance"), public.get("radius"))
+        return standardise_rows(self._boxed(public).copy(), released, self.public.plan, overwrite=True)
 
     def _noisy(self, statistic: np.ndarray, sigma: float) -> np.ndarray:
         """The statistic plus this party's share of the noise whose total has the one-process fit's law: one
         Gaussian of standard deviation √p·σ for p noising parties (:class:`PreprocessingNoise`'s ``parties``)."""
         total_std = np.sqrt(self.public.noise.parties) * sigma
+        stream = self.noise_stream("preprocessing", self.public.preprocessing_generator)
         if self.agreement.noise == "simulation":
-            return gaussian_release(statistic, total_std, self._pre_rng) if self.index == 0 else statistic
-        return gaussian_release(statistic, total_std / np.sqrt(len(self.agreement.sizes)), self._pre_rng)
-
-    def _noise_source(self, generator: np.random.Generator) -> Any:
-        if self.agreement.noise == "simulation":
-            return generator
-        return SecureNoise(np.random.default_rng())  # a party's own noise: never the shared seed's stream
+            return gaussian_release(statistic, total_std, stream) if self.index == 0 else statistic
+        return gaussian_release(statistic, total_std / np.sqrt(len(self.agreement.sizes)), stream)

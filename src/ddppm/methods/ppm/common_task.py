@@ -99,10 +99,8 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
         one-process noise stream, as :func:`noisy_release` does, and the others none."""
         own, _ = party.public.calibration
         scale = float(own.params["sensitivity"]) * float(own.params["sigma"])
-        if not hasattr(party, "_ppm"):
-            party._ppm = (party.rows.T @ party.rows, party.method_noise().spawn(2)[1])
-        local_gram, noise = party._ppm
-        product = local_gram @ public["X"]
+        noise = party.noise_stream("power", lambda: party.method_noise().spawn(2)[1])  # _streams' noise child
+        product = (party.rows.T @ party.rows) @ public["X"]
         per_client, aggregate = aggregate_noise_factor(self.noise_model, party.public.parties)
         if party.agreement.noise == "simulation":
             return gaussian_release(product, scale * aggregate, noise) if party.index == 0 else product
