@@ -1,0 +1,208 @@
+"""The party and the coordinator as Flower apps (``flwr`` 1.42, the deployment engine; docs/federation.md).
+
+* :data:`clientapp` runs on each party's SuperNode. Its node config names the party's own files: ``data-path``
+  (its CSV: a header row, one record per row), ``agreement-path`` (the agreement it accepted, JSON),
+  ``party-index`` and, optionally, ``ledger-path``. For every message it rebuilds the
+  :class:`~ddppm.federation.party.Party` from them and from the state Flower keeps for it between messages, and
+  replies with its noisy contribution. It opens no other file.
+* :data:`serverapp` runs the coordinator (:func:`~ddppm.federation.coordinator.coordinate`) over the SuperLink:
+  a ``hello`` round maps each SuperNode to its party index (checking every party's agreement digest, size and
+  number of features), then every step is one query per party, the replies summed in the parties' order. Its run
+  config names ``agreement-path`` and ``out-path`` (the release, JSON, written atomically).
+
+Both import Flower only here: the rest of the package runs without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+from flwr.clientapp import ClientApp
+from flwr.serverapp import Grid, ServerApp
+
+from ddppm.core.errors import ConfigError, DDPPMError
+from ddppm.core.io import write_text_atomic
+from ddppm.federation.agreement import Agreement
+from ddppm.federation.coordinator import coordinate
+from ddppm.federation.party import Party
+
+clientapp = ClientApp()
+serverapp = ServerApp()
+
+POLL_SECONDS = 0.05
+"""How often the coordinator asks the SuperLink for replies (Flower's Grid waits 3 s between pulls)."""
+
+
+def encode(public: dict[str, Any]) -> RecordDict:
+    """A message's public part as Flower records: arrays in an ArrayRecord, the rest (numbers, strings, None) in a
+    ConfigRecord (None as the key's name in ``none``)."""
+    arrays = {k: Array(np.ascontiguousarray(v, dtype=float)) for k, v in public.items() if isinstance(v, np.ndarray)}
+    rest = {k: v for k, v in public.items() if not isinstance(v, np.ndarray) and v is not None}
+    rest["none"] = [k for k, v in public.items() if v is None]
+    return RecordDict({"arrays": ArrayRecord(arrays), "config": ConfigRecord(rest)})
+
+
+def decode(content: RecordDict) -> dict[str, Any]:
+    """:func:`encode`'s inverse."""
+    public: dict[str, Any] = {k: a.numpy() for k, a in content.array_records["arrays"].items()}
+    config = dict(content.config_records["config"])
+    public.update({k: None for k in config.pop("none", [])})
+    public.update(config)
+    return public
+
+
+def read_party_rows(path: str | Path) -> np.ndarray:
+    """The party's CSV (:func:`ddppm.release.cli.read_records`' rules: a header row, numeric columns)."""
+    from ddppm.release.cli import read_records
+
+    frame, _ = read_records(Path(path), None)
+    return frame.to_numpy(dtype=float)
+
+
+def read_agreement(path: str | Path) -> Agreement:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"agreement: {path} is not a file (the JSON every party and the coordinator accepted)")
+    try:
+        return Agreement.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"agreement: {path} is not JSON ({error})") from None
+
+
+OPEN_LOG = "DDPPM_PARTY_OPEN_LOG"
+"""Environment variable naming a file to which a party's process appends every path it opens (a test's watch:
+``tests/federation/test_flower.py`` checks that no party opens another party's file)."""
+
+
+def _watch_opens() -> None:
+    log = os.environ.get(OPEN_LOG)
+    if not log:
+        return
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "open" and isinstance(args[0], str | Path) and str(args[0]) != log:
+            with open(log, "a") as handle:  # noqa: PTH123 (the hook itself is audited: the log is skipped above)
+                handle.write(f"{args[0]}\n")
+
+    sys.addaudithook(hook)
+
+
+@clientapp.query()
+def party_query(msg: Message, context: Context) -> Message:
+    """One step of this SuperNode's party (module docstring)."""
+    _watch_opens()
+    node = context.node_config
+    agreement = read_agreement(str(node["agreement-path"]))
+    index = int(node["party-index"])
+    public = decode(msg.content)
+    step = public.pop("step")
+    X = read_party_rows(str(node["data-path"]))
+    if step == "hello":
+        reply = np.array([index, X.shape[0], X.shape[1]], dtype=float)
+        content = RecordDict({"reply": ArrayRecord({"value": Array(reply)}),
+                              "digest": ConfigRecord({"agreement": agreement.digest()})})  # fmt: skip
+        return Message(content, reply_to=msg)
+    saved = context.state.config_records.get("party")
+    state = json.loads(str(saved["state"])) if saved is not None else None
+    ledger = str(node["ledger-path"]) if "ledger-path" in node else None
+    party = Party(X, index, agreement, ledger=ledger, state=state)
+    value = party.answer(step, public)
+    context.state.config_records["party"] = ConfigRecord({"state": json.dumps(party.state)})
+    return Message(RecordDict({"reply": ArrayRecord({"value": Array(np.asarray(value, float))})}), reply_to=msg)
+
+
+class FlowerTransport:
+    """The coordinator's transport over a Flower Grid: one query per party and step, replies summed in the
+    parties' order (:class:`~ddppm.federation.coordinator.InProcess`'s contract)."""
+
+    def __init__(self, grid: Grid, nodes: list[int], timeout: float, secure: bool = False) -> None:
+        self.grid, self.nodes, self.timeout, self.secure = grid, nodes, timeout, secure
+        self.round = 0
+
+    @property
+    def parties(self) -> int:
+        return len(self.nodes)
+
+    def ask(self, step: str, public: dict[str, Any], nodes: list[int] | None = None) -> list[Message]:
+        """Send ``step`` to ``nodes`` (default: every party) and return the replies in their order."""
+        nodes = self.nodes if nodes is None else nodes
+        self.round += 1
+        messages = [Message(encode({**public, "step": step}), dst_node_id=node, message_type="query",
+                            group_id=f"{self.round}:{step}") for node in nodes]  # fmt: skip
+        ids = list(self.grid.push_messages(messages))
+        pending = set(ids)
+        replies: dict[str, Message] = {}
+        deadline = time.monotonic() + self.timeout
+        while pending:
+            for reply in self.grid.pull_messages(list(pending)):
+                replies[reply.metadata.reply_to_message_id] = reply
+                pending.discard(reply.metadata.reply_to_message_id)
+            if pending and time.monotonic() > deadline:
+                raise ConfigError(f"coordinator: {len(pending)} of {len(nodes)} parties did not answer {step!r} "
+                                  f"within {self.timeout:g} s")  # fmt: skip
+            if pending:
+                time.sleep(POLL_SECONDS)
+        ordered = [replies[i] for i in ids]
+        failed = [(j, m.error.reason) for j, m in enumerate(ordered) if m.has_error()]
+        if failed:
+            raise ConfigError(f"coordinator: step {step!r} refused by parties {failed}")
+        return ordered
+
+    def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
+        replies = [m.content.array_records["reply"]["value"].numpy() for m in self.ask(step, public)]
+        total = replies[0]
+        for reply in replies[1:]:
+            total = total + reply
+        return total
+
+
+def connect(grid: Grid, agreement: Agreement, timeout: float) -> tuple[list[int], int]:
+    """Wait for the parties' SuperNodes, then map each to its party index (``hello``): every one must hold the
+    agreement's digest, its size, and the same number of features. Returns the nodes in the parties' order, and d."""
+    deadline = time.monotonic() + timeout
+    parties = len(agreement.sizes)
+    while len(nodes := sorted(grid.get_node_ids())) < parties:
+        if time.monotonic() > deadline:
+            raise ConfigError(f"coordinator: {len(nodes)} of {parties} parties connected within {timeout:g} s")
+        time.sleep(0.2)
+    replies = FlowerTransport(grid, nodes, timeout).ask("hello", {})
+    order: dict[int, int] = {}
+    features = set()
+    for node, reply in zip(nodes, replies, strict=True):
+        index, size, d = (int(v) for v in reply.content.array_records["reply"]["value"].numpy())
+        digest = reply.content.config_records["digest"]["agreement"]
+        if digest != agreement.digest():
+            raise ConfigError(f"coordinator: party {index} accepted another agreement (digest {digest[:12]}…)")
+        if index in order or not 0 <= index < parties or size != agreement.sizes[index]:
+            raise ConfigError(f"coordinator: node {node} says party {index} with {size} rows; the agreement has "
+                              f"{parties} parties of sizes {list(agreement.sizes)}, each once")  # fmt: skip
+        order[index] = node
+        features.add(d)
+    if len(features) != 1:
+        raise ConfigError(f"coordinator: the parties' records have different numbers of features {sorted(features)}")
+    return [order[j] for j in range(parties)], features.pop()
+
+
+@serverapp.main()
+def coordinator_main(grid: Grid, context: Context) -> None:
+    """Run one federated release and write it (module docstring)."""
+    config = context.run_config
+    agreement = read_agreement(str(config["agreement-path"]))
+    timeout = float(config.get("timeout", 120.0))
+    nodes, d = connect(grid, agreement, timeout)
+    transport = FlowerTransport(grid, nodes, timeout, secure=False)
+    try:
+        release = coordinate(transport, agreement, d)
+    except DDPPMError as error:
+        write_text_atomic(Path(str(config["out-path"])), json.dumps({"error": str(error)}) + "\n")
+        raise
+    document = {"components": release.components.tolist(), "mean": release.mean.tolist(),
+                "scale": release.scale.tolist(), "privacy": release.certificate.to_dict()}  # fmt: skip
+    write_text_atomic(Path(str(config["out-path"])), json.dumps(document, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,68 @@
+"""The release across real processes (ddppm.federation.flower on Flower 1.42's deployment engine, on loopback): a
+SuperLink with TLS and SuperNode authentication, three SuperNodes each reading its own CSV file and keeping its
+own ledger, ``flwr run`` of ddppm's app; the result equals the one-process fit; a SuperNode whose key is not
+registered is refused; no party opens another party's file; no process is left."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddppm import PrivacyLedger, PrivatePCA
+from ddppm.federation.agreement import Agreement
+from tests.federation.conftest import BOUNDS, SIZES, labels, split
+
+pytest.importorskip("flwr", reason="the federation extra installs Flower")
+from ddppm.federation.flower import OPEN_LOG  # noqa: E402
+from tests.federation.loopback import federation, make_node_key  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_release_across_processes_with_tls_and_node_keys_is_the_one_process_fit(wine, tmp_path: Path):
+    agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "conventional", noise="simulation", seed=11)
+    columns = [f"x{i}" for i in range(wine.shape[1])]
+    with federation(tmp_path / "flower", tls=True) as running:
+        nodes = []
+        for j, rows in enumerate(split(wine)):
+            folder = tmp_path / f"party{j}"
+            folder.mkdir()
+            pd.DataFrame(rows, columns=columns).to_csv(folder / "rows.csv", index=False)
+            (folder / "agreement.json").write_text(json.dumps(agreement.to_dict()))
+            PrivacyLedger.create(folder / "ledger.json", f"party {j}'s records", 10.0, 1e-5)
+            private, public = make_node_key(tmp_path / "keys", f"party{j}")
+            running.register(public)
+            node_config = {"data-path": str(folder / "rows.csv"), "agreement-path": str(folder / "agreement.json"),
+                           "party-index": j, "ledger-path": str(folder / "ledger.json")}  # fmt: skip
+            watch = {OPEN_LOG: str(tmp_path / f"opened{j}.log")}
+            nodes.append(running.supernode(f"party{j}", node_config, key=private, env=watch))
+        for node in nodes:
+            node.wait_for("SuperNode ID", 60)
+        intruder, _ = make_node_key(tmp_path / "keys", "intruder")
+        refused = running.supernode("intruder", {"data-path": "none"}, key=intruder, retries=0)
+        refused.popen.wait(timeout=60)
+        (tmp_path / "coordinator").mkdir()
+        (tmp_path / "coordinator" / "agreement.json").write_text(json.dumps(agreement.to_dict()))
+        out = tmp_path / "coordinator" / "release.json"
+        release = running.run({"agreement-path": str(tmp_path / "coordinator" / "agreement.json"),
+                               "out-path": str(out)}, out)  # fmt: skip
+    assert "error" not in release, release
+    one = PrivatePCA(2, 5.0, 1e-6, BOUNDS, trust="local", method="conventional", noise="simulation",
+                     random_state=11).fit(wine, parties=labels())  # fmt: skip
+    np.testing.assert_allclose(np.array(release["components"]), one.components_, atol=1e-12)
+    np.testing.assert_allclose(np.array(release["mean"]), one.mean_, rtol=1e-12)
+    assert release["privacy"] == json.loads(json.dumps(one.privacy_.to_dict()))
+    assert refused.popen.returncode != 0
+    for j in range(3):
+        ledger = json.loads((tmp_path / f"party{j}" / "ledger.json").read_text())
+        assert [r["status"] for r in ledger["releases"]] == ["released"]
+    assert running.stop() == []
+    for j in range(3):
+        opened = (tmp_path / f"opened{j}.log").read_text().splitlines()
+        assert str(tmp_path / f"party{j}" / "rows.csv") in opened
+        others = [path for path in opened if "party" in path and not path.startswith(str(tmp_path / f"party{j}"))]
+        assert others == [], f"party {j} opened {others}"
