@@ -169,3 +169,42 @@ def test_a_party_rebuilt_for_every_step_answers_bit_for_bit_as_one_kept_alive(me
     rebuilt = coordinate(Restarting(split(X, sizes), agreement), agreement, 5)
     np.testing.assert_array_equal(rebuilt.components, alive.components)
     np.testing.assert_array_equal(rebuilt.mean, alive.mean)
+
+
+def test_a_party_that_dies_mid_run_is_named_nothing_is_released_and_the_others_ledgers_keep_their_spend(wine,
+                                                                                                       tmp_path):
+    from ddppm.federation.coordinator import PartyFailed
+    from ddppm.release.ledger import LedgerError, PrivacyLedger
+
+    agreement = Agreement(2, 1.0, 1e-6, BOUNDS, SIZES, "conventional", noise="simulation")
+    ledgers = [PrivacyLedger.create(tmp_path / f"p{j}.json", f"party {j}", 1.0, 1e-6) for j in range(3)]
+    parties = [Party(rows, j, agreement, ledger=ledgers[j]) for j, rows in enumerate(split(wine))]
+
+    def dies(step, public):
+        raise ConnectionError("connection reset by peer")
+
+    parties[2].answer = dies
+    with pytest.raises(PartyFailed, match=r"party 2 failed at step 'sums' \(ConnectionError: connection reset.*"
+                                          r"nothing is released"):  # fmt: skip
+        coordinate(InProcess(parties), agreement, wine.shape[1])
+    assert [len(ledger.state()["releases"]) for ledger in ledgers] == [1, 1, 0]  # 0 and 1 had sent their sums
+    again = [Party(rows, j, agreement, ledger=ledgers[j]) for j, rows in enumerate(split(wine))]
+    with pytest.raises(PartyFailed, match="party 0 failed.*LedgerError.*would pass the budget") as refused:
+        coordinate(InProcess(again), agreement, wine.shape[1])  # a rerun needs the budget again, and says so
+    assert isinstance(refused.value.__cause__, LedgerError)
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (lambda X: np.where(np.arange(X.size).reshape(X.shape) == 5, np.nan, X), "finite"),
+        (lambda X: X[:, :12], "13 features|bounds|features"),
+        (lambda X: X[:59], "holds 59 rows, the agreement says 60"),
+    ],
+)
+def test_a_party_with_bad_data_refuses_before_it_sends_anything(wine, rows, message):
+    agreement = Agreement(2, 1.0, 1e-6, {"source": "test", "features": [[-50.0, 2000.0]] * 13}, SIZES,
+                          "conventional", noise="simulation")  # fmt: skip
+    blocks = split(wine)
+    with pytest.raises(Exception, match=message):
+        Party(rows(blocks[0]), 0, agreement)

@@ -34,6 +34,16 @@ from ddppm.release.certificate import Certificate
 from ddppm.release.estimator import release_certificate
 
 
+class PartyFailed(ConfigError):
+    """A party refused a step or stopped answering: the coordinator releases nothing and names it."""
+
+    def __init__(self, party: int | str, step: str, reason: str) -> None:
+        who = f"party {party}" if isinstance(party, int) else party
+        super().__init__(f"{who} failed at step {step!r} ({reason}); nothing is released. What the other parties "
+                         "sent before is spent: their ledgers keep it")  # fmt: skip
+        self.party, self.step, self.reason = party, step, reason
+
+
 @dataclass(frozen=True)
 class FederatedRelease:
     """What a federated release publishes, as ``PrivatePCA`` does: ``components`` (k × d), ``mean``, ``scale``
@@ -57,7 +67,12 @@ class InProcess:
         return len(self.members)
 
     def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
-        replies = [party.answer(step, public) for party in self.members]
+        replies = []
+        for index, party in enumerate(self.members):
+            try:
+                replies.append(party.answer(step, public))
+            except Exception as error:  # a party's refusal or death: name it, release nothing
+                raise PartyFailed(index, step, f"{type(error).__name__}: {error}") from error
         total = replies[0]
         for reply in replies[1:]:  # in the parties' order, as the one-process fit sums them
             total = total + reply
@@ -139,4 +154,4 @@ def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, 
     return box, released
 
 
-__all__ = ["FederatedRelease", "InProcess", "coordinate", "released_message"]
+__all__ = ["FederatedRelease", "InProcess", "PartyFailed", "coordinate", "released_message"]

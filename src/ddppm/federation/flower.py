@@ -30,7 +30,7 @@ from flwr.serverapp import Grid, ServerApp
 from ddppm.core.errors import ConfigError, DDPPMError
 from ddppm.core.io import write_text_atomic
 from ddppm.federation.agreement import Agreement
-from ddppm.federation.coordinator import coordinate
+from ddppm.federation.coordinator import PartyFailed, coordinate
 from ddppm.federation.party import Party
 
 clientapp = ClientApp()
@@ -104,7 +104,8 @@ def party_query(msg: Message, context: Context) -> Message:
     public = decode(msg.content)
     step = public.pop("step")
     X = read_party_rows(str(node["data-path"]))
-    if step == "hello":
+    if step == "hello":  # the party's checks (its rows, the agreement's sizes and bounds) run here, before any noise
+        Party(X, index, agreement)
         reply = np.array([index, X.shape[0], X.shape[1]], dtype=float)
         content = RecordDict({"reply": ArrayRecord({"value": Array(reply)}),
                               "digest": ConfigRecord({"agreement": agreement.digest()})})  # fmt: skip
@@ -122,8 +123,10 @@ class FlowerTransport:
     """The coordinator's transport over a Flower Grid: one query per party and step, replies summed in the
     parties' order (:class:`~ddppm.federation.coordinator.InProcess`'s contract)."""
 
-    def __init__(self, grid: Grid, nodes: list[int], timeout: float, secure: bool = False) -> None:
+    def __init__(self, grid: Grid, nodes: list[int], timeout: float, secure: bool = False,
+                 names: list[int | str] | None = None) -> None:  # fmt: skip
         self.grid, self.nodes, self.timeout, self.secure = grid, nodes, timeout, secure
+        self.names = list(range(len(nodes))) if names is None else names  # party indices, or the nodes' ids
         self.round = 0
 
     @property
@@ -145,14 +148,15 @@ class FlowerTransport:
                 replies[reply.metadata.reply_to_message_id] = reply
                 pending.discard(reply.metadata.reply_to_message_id)
             if pending and time.monotonic() > deadline:
-                raise ConfigError(f"coordinator: {len(pending)} of {len(nodes)} parties did not answer {step!r} "
-                                  f"within {self.timeout:g} s")  # fmt: skip
+                silent = [self.names[ids.index(i)] for i in pending]
+                raise PartyFailed(silent[0], step, f"{silent} did not answer within {self.timeout:g} s (dead, or "
+                                  "the connection dropped)")  # fmt: skip
             if pending:
                 time.sleep(POLL_SECONDS)
         ordered = [replies[i] for i in ids]
-        failed = [(j, m.error.reason) for j, m in enumerate(ordered) if m.has_error()]
-        if failed:
-            raise ConfigError(f"coordinator: step {step!r} refused by parties {failed}")
+        for j, message in enumerate(ordered):
+            if message.has_error():
+                raise PartyFailed(self.names[j], step, message.error.reason)
         return ordered
 
     def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
@@ -172,7 +176,7 @@ def connect(grid: Grid, agreement: Agreement, timeout: float) -> tuple[list[int]
         if time.monotonic() > deadline:
             raise ConfigError(f"coordinator: {len(nodes)} of {parties} parties connected within {timeout:g} s")
         time.sleep(0.2)
-    replies = FlowerTransport(grid, nodes, timeout).ask("hello", {})
+    replies = FlowerTransport(grid, nodes, timeout, names=[f"node {node}" for node in nodes]).ask("hello", {})
     order: dict[int, int] = {}
     features = set()
     for node, reply in zip(nodes, replies, strict=True):
