@@ -165,6 +165,13 @@ class Federation:
     address: str
     tls: dict[str, Path] | None
     processes: list[Process] = field(default_factory=list)
+    killed: list[int] | None = None
+    """After the teardown: the processes that outlived their SIGTERM's grace and had to be killed."""
+
+    def leftovers(self) -> list[str]:
+        """Processes still running whose command line names this federation's folder (after the teardown: none)."""
+        table = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()[1:]
+        return [line for line in table if str(self.folder) in line and "ps -eo" not in line]
 
     def env(self, name: str) -> dict[str, str]:
         home = self.folder / "home" / name  # one FLWR_HOME per "machine"
@@ -279,4 +286,4 @@ def federation(folder: Path, tls: bool) -> Iterator[Federation]:
         _ready(f"{'https' if tls else 'http'}://{running.address}/health", running.tls["ca"] if tls else None, 60)
         yield running
     finally:
-        running.stop()
+        running.killed = running.stop()
