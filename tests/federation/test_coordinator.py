@@ -124,7 +124,8 @@ def test_every_preprocessing_step_runs_across_parties_and_matches(wine):
 
 
 def test_each_party_charges_its_own_ledger_before_its_first_reply(wine, tmp_path):
-    from ddppm.release.ledger import LedgerError, PrivacyLedger
+    from ddppm.federation.coordinator import PartyFailed
+    from ddppm.release.ledger import PrivacyLedger
 
     agreement = Agreement(2, 1.0, 1e-6, BOUNDS, SIZES, "conventional", noise="simulation")
     ledgers = [PrivacyLedger.create(tmp_path / f"party{j}.json", f"party {j}", 1.0, 1e-6) for j in range(3)]
@@ -132,7 +133,7 @@ def test_each_party_charges_its_own_ledger_before_its_first_reply(wine, tmp_path
     coordinate(InProcess(parties), agreement, wine.shape[1])
     assert [len(ledger.state()["releases"]) for ledger in ledgers] == [1, 1, 1]
     again = [Party(rows, j, agreement, ledger=ledgers[j]) for j, rows in enumerate(split(wine))]
-    with pytest.raises(LedgerError, match="would pass the budget of 'party 0'"):
+    with pytest.raises(PartyFailed, match="party 0 failed.*would pass the budget of 'party 0'"):
         coordinate(InProcess(again), agreement, wine.shape[1])
     assert [len(ledger.state()["releases"]) for ledger in ledgers] == [1, 1, 1]
 

@@ -172,6 +172,12 @@ class CommonTaskMethod(ABC):
         :meth:`common_estimate` draws that party's part with simulation noise."""
         raise NotImplementedError(f"{type(self).__name__} does not run across parties yet")
 
+    def federated_noise(self, public: Any) -> float:
+        """The largest noise standard deviation one party adds to an entry of a ``method`` step's reply (simulation:
+        party 0's, the total's): what fixes secure aggregation's public scale. By default the calibration's
+        ``sigma`` times √(parties)."""
+        return float(public.calibration[0].params["sigma"]) * float(np.sqrt(public.parties))
+
     def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
         """The coordinator's half (d × k): by default the top k of the parties' summed ``method`` releases."""
         total = transport.sum("method", message)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+from flwr.client.mod import secaggplus_mod
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
@@ -32,6 +33,8 @@ from ddppm.core.io import write_text_atomic
 from ddppm.federation.agreement import Agreement
 from ddppm.federation.coordinator import PartyFailed, coordinate
 from ddppm.federation.party import Party
+from ddppm.federation.public import PublicRelease
+from ddppm.federation.secure_sum import public_scale, secure_reply, secure_sum
 
 clientapp = ClientApp()
 serverapp = ServerApp()
@@ -110,22 +113,43 @@ def party_query(msg: Message, context: Context) -> Message:
         content = RecordDict({"reply": ArrayRecord({"value": Array(reply)}),
                               "digest": ConfigRecord({"agreement": agreement.digest()})})  # fmt: skip
         return Message(content, reply_to=msg)
-    saved = context.state.config_records.get("party")
-    state = json.loads(str(saved["state"])) if saved is not None else None
+    value = _answer(context, step, public)
+    return Message(RecordDict({"reply": ArrayRecord({"value": Array(value)})}), reply_to=msg)
+
+
+@clientapp.train(mods=[secaggplus_mod])
+def party_secure(msg: Message, context: Context) -> Message:
+    """One step of this party through secure aggregation (:mod:`ddppm.federation.secure_sum`): the same reply as
+    :func:`party_query`'s, masked by ``secaggplus_mod`` before it leaves the node."""
+    _watch_opens()
+    config = msg.content.config_records["fitins.config"]
+    public = {k: (np.asarray(v) if isinstance(v, list) else v) for k, v in json.loads(str(config["public"])).items()}
+    value = _answer(context, str(config["step"]), public)
+    return Message(secure_reply(value, float(config["scale"])), reply_to=msg)
+
+
+def _answer(context: Context, step: str, public: dict[str, Any]) -> np.ndarray:
+    """Rebuild this node's party from its files and its saved state, answer ``step``, save the state."""
+    node = context.node_config
+    party_state = context.state.config_records.get("party")
     ledger = str(node["ledger-path"]) if "ledger-path" in node else None
-    party = Party(X, index, agreement, ledger=ledger, state=state)
+    party = Party(read_party_rows(str(node["data-path"])), int(node["party-index"]),
+                  read_agreement(str(node["agreement-path"])), ledger=ledger,
+                  state=json.loads(str(party_state["state"])) if party_state is not None else None)  # fmt: skip
     value = party.answer(step, public)
     context.state.config_records["party"] = ConfigRecord({"state": json.dumps(party.state)})
-    return Message(RecordDict({"reply": ArrayRecord({"value": Array(np.asarray(value, float))})}), reply_to=msg)
+    return np.asarray(value, float)
 
 
 class FlowerTransport:
     """The coordinator's transport over a Flower Grid: one query per party and step, replies summed in the
     parties' order (:class:`~ddppm.federation.coordinator.InProcess`'s contract)."""
 
-    def __init__(self, grid: Grid, nodes: list[int], timeout: float, secure: bool = False,
+    def __init__(self, grid: Grid, nodes: list[int], timeout: float, secure: Any = None,
                  names: list[int | str] | None = None) -> None:  # fmt: skip
-        self.grid, self.nodes, self.timeout, self.secure = grid, nodes, timeout, secure
+        self.grid, self.nodes, self.timeout = grid, nodes, timeout
+        self.context, self.secure = secure, secure is not None  # secure: the ServerApp's context, for SecAgg+
+        self.scales: Any = None
         self.names = list(range(len(nodes))) if names is None else names  # party indices, or the nodes' ids
         self.round = 0
 
@@ -133,9 +157,10 @@ class FlowerTransport:
     def parties(self) -> int:
         return len(self.nodes)
 
-    def ask(self, step: str, public: dict[str, Any], nodes: list[int] | None = None) -> list[Message]:
-        """Send ``step`` to ``nodes`` (default: every party) and return the replies in their order."""
-        nodes = self.nodes if nodes is None else nodes
+    def ask(self, step: str, public: dict[str, Any], step_name: str | None = None) -> list[Message]:
+        """Send ``step`` to every party and return the replies in the parties' order; a party that refuses or does
+        not answer within the timeout is named (``step_name``: the step to name, when ``step`` is a probe)."""
+        nodes = self.nodes
         self.round += 1
         messages = [Message(encode({**public, "step": step}), dst_node_id=node, message_type="query",
                             group_id=f"{self.round}:{step}") for node in nodes]  # fmt: skip
@@ -149,17 +174,25 @@ class FlowerTransport:
                 pending.discard(reply.metadata.reply_to_message_id)
             if pending and time.monotonic() > deadline:
                 silent = [self.names[ids.index(i)] for i in pending]
-                raise PartyFailed(silent[0], step, f"{silent} did not answer within {self.timeout:g} s (dead, or "
-                                  "the connection dropped)")  # fmt: skip
+                raise PartyFailed(silent[0], step_name or step, f"{silent} did not answer within {self.timeout:g} s "
+                                  "(dead, or the connection dropped)")  # fmt: skip
             if pending:
                 time.sleep(POLL_SECONDS)
         ordered = [replies[i] for i in ids]
         for j, message in enumerate(ordered):
             if message.has_error():
-                raise PartyFailed(self.names[j], step, message.error.reason)
+                raise PartyFailed(self.names[j], step_name or step, message.error.reason)
         return ordered
 
     def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
+        if self.secure:
+            plain = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in public.items()}
+            config = {"step": step, "public": json.dumps(plain), "scale": self.scales(step)}
+            try:
+                return secure_sum(self.grid, self.context, self.nodes, config, config["scale"], self.timeout)
+            except PartyFailed as failed:  # SecAgg+ does not say who: the party that no longer answers, if any
+                self.ask("hello", {}, step_name=step)
+                raise failed
         replies = [m.content.array_records["reply"]["value"].numpy() for m in self.ask(step, public)]
         total = replies[0]
         for reply in replies[1:]:
@@ -201,7 +234,9 @@ def coordinator_main(grid: Grid, context: Context) -> None:
     agreement = read_agreement(str(config["agreement-path"]))
     timeout = float(config.get("timeout", 120.0))
     nodes, d = connect(grid, agreement, timeout)
-    transport = FlowerTransport(grid, nodes, timeout, secure=False)
+    secure = agreement.trust == "secure_aggregation" and bool(config.get("secure-aggregation", True))
+    transport = FlowerTransport(grid, nodes, timeout, secure=context if secure else None)
+    transport.scales = step_scales(PublicRelease(agreement, d))
     try:
         release = coordinate(transport, agreement, d)
     except DDPPMError as error:
@@ -210,3 +245,20 @@ def coordinator_main(grid: Grid, context: Context) -> None:
     document = {"components": release.components.tolist(), "mean": release.mean.tolist(),
                 "scale": release.scale.tolist(), "privacy": release.certificate.to_dict()}  # fmt: skip
     write_text_atomic(Path(str(config["out-path"])), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def step_scales(public: PublicRelease) -> Any:
+    """Each step's public scale for secure aggregation (:func:`~ddppm.federation.secure_sum.public_scale`): n plus
+    50 times the largest noise standard deviation a party adds in it (the preprocessing's, from its plan; the
+    method's, :meth:`~ddppm.common_task.base.CommonTaskMethod.federated_noise`)."""
+    noise = public.noise
+    spread = np.sqrt(noise.parties) if noise is not None else 1.0
+    stds = {"box_counts": noise.sigma_range, "sums": max(noise.sigma_sum, np.nan_to_num(noise.sigma_squares)),
+            "norm_counts": noise.sigma_radius} if noise is not None else {}  # fmt: skip
+    method_std = public.method.federated_noise(public)
+
+    def scale(step: str) -> float:
+        std = method_std if step.startswith("method") else spread * float(np.nan_to_num(stds[step]))
+        return public_scale(public.agreement.n, std)
+
+    return scale

@@ -106,6 +106,11 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
             return gaussian_release(product, scale * aggregate, noise) if party.index == 0 else product
         return gaussian_release(product, scale * per_client, noise)
 
+    def federated_noise(self, public: Any) -> float:
+        own = public.calibration[0]
+        per_client, aggregate = aggregate_noise_factor(self.noise_model, public.parties)
+        return float(own.params["sensitivity"]) * float(own.params["sigma"]) * max(per_client, aggregate)
+
     def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
         """The coordinator's half: the public start from the method stream's first child, then L rounds of
         ``Y = Σ_j (A_j X + G_j)`` and ``X = orthonormalize(Y)``."""

@@ -1,0 +1,92 @@
+"""The Flower apps in one process (ddppm.federation.flower and .secure_sum on an in-process Grid that runs the real
+ServerApp, ClientApps and SecAgg+ with real crypto): plain sums equal the one-process fit; through secure
+aggregation the coordinator receives masked vectors and the sum only, within the quantisation's 10⁻⁹·scale."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddppm import PrivatePCA
+from ddppm.federation.agreement import Agreement
+from tests.federation.conftest import BOUNDS, SIZES, labels, split
+
+pytest.importorskip("flwr", reason="the federation extra installs Flower")
+from ddppm.federation.flower import clientapp, serverapp  # noqa: E402
+from tests.federation.inprocess_grid import InProcessGrid, run_inprocess  # noqa: E402
+
+
+def _run(wine, tmp_path: Path, agreement: Agreement, app=clientapp) -> tuple[dict, InProcessGrid]:
+    nodes = {}
+    for j, rows in enumerate(split(wine)):
+        folder = tmp_path / f"party{j}"
+        folder.mkdir()
+        pd.DataFrame(rows, columns=[f"x{i}" for i in range(13)]).to_csv(folder / "rows.csv", index=False)
+        (folder / "agreement.json").write_text(json.dumps(agreement.to_dict()))
+        nodes[100 + j] = {"data-path": str(folder / "rows.csv"), "agreement-path": str(folder / "agreement.json"),
+                          "party-index": j}  # fmt: skip
+    (tmp_path / "agreement.json").write_text(json.dumps(agreement.to_dict()))
+    out = tmp_path / "release.json"
+    grid = run_inprocess(serverapp, app, nodes, {"agreement-path": str(tmp_path / "agreement.json"),
+                                                       "out-path": str(out), "timeout": 30.0})  # fmt: skip
+    return json.loads(out.read_text()), grid
+
+
+def _one_process(wine, agreement: Agreement) -> PrivatePCA:
+    return PrivatePCA(2, agreement.epsilon, agreement.delta, BOUNDS, trust=agreement.trust, method=agreement.method,
+                      noise="simulation", random_state=agreement.seed).fit(wine, parties=labels())  # fmt: skip
+
+
+def test_plain_sums_through_the_apps_equal_the_one_process_fit(wine, tmp_path):
+    agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "conventional", noise="simulation", seed=4)
+    release, _ = _run(wine, tmp_path, agreement)
+    one = _one_process(wine, agreement)
+    np.testing.assert_allclose(np.array(release["components"]), one.components_, atol=1e-12)
+    assert release["privacy"] == json.loads(json.dumps(one.privacy_.to_dict()))
+
+
+@pytest.mark.parametrize("method", ["cape", "ppm_decentralised"])
+def test_through_secure_aggregation_the_coordinator_sees_the_sum_alone(wine, tmp_path, monkeypatch, method):
+    agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, method, trust="secure_aggregation", noise="simulation",
+                          seed=4)  # fmt: skip
+    seen = []
+    pull = InProcessGrid.pull_messages
+
+    def spy(self, ids):
+        replies = list(pull(self, ids))
+        seen.extend(replies)
+        return replies
+
+    monkeypatch.setattr(InProcessGrid, "pull_messages", spy)
+    release, _ = _run(wine, tmp_path, agreement)
+    one = _one_process(wine, agreement)
+    # the quantisation moves each sum by ~1e-9 of its scale: the directions by far less than the noise
+    np.testing.assert_allclose(np.array(release["components"]), one.components_, atol=1e-5)
+    # the mean's unit is the box's half-width·√d (about 3,700 here): 2·scale/2^30 per party becomes ~1e-6
+    np.testing.assert_allclose(np.array(release["mean"]), one.mean_, rtol=0, atol=1e-4)
+    assert release["privacy"] == json.loads(json.dumps(one.privacy_.to_dict()))
+    trained = [m for m in seen if m.metadata.message_type == "train"]
+    assert trained and all("fitres.parameters" not in m.content.array_records
+                           or len(m.content.array_records["fitres.parameters"]) == 0 for m in trained)  # fmt: skip
+    plain = [m for m in seen if m.metadata.message_type == "query"]
+    # the only replies in the clear are the hello round's (index, rows, features): public
+    assert {m.content.array_records["reply"]["value"].numpy().shape for m in plain} == {(3,)}
+
+
+def test_a_party_that_dies_during_secure_aggregation_is_named_and_nothing_is_unmasked(wine, tmp_path):
+    agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "cape", trust="secure_aggregation", noise="simulation")
+    dead = []
+
+    def party_app(msg, context):
+        if context.node_id == 102 and (dead or msg.metadata.message_type == "train"):
+            dead.append(True)  # party 2 dies at its first secure step, and stays dead
+            raise ConnectionError("party 2's machine is gone")
+        return clientapp(msg, context)
+
+    with pytest.raises(Exception, match="party 2 failed at step 'box_counts'.*machine is gone.*nothing is released"):
+        _run(wine, tmp_path, agreement, app=party_app)
+    assert "error" in json.loads((tmp_path / "release.json").read_text())
