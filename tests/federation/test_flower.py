@@ -77,8 +77,8 @@ def test_a_release_across_processes_with_tls_and_node_keys_is_the_one_process_fi
 
 def test_a_supernode_killed_mid_run_is_named_and_nothing_is_released(wine, tmp_path: Path):
     options = {"iterations": 40, "topology": "ring", "consensus": 10}
-    agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "ppm_decentralised", trust="secure_aggregation",
-                          noise="simulation", method_options=options)  # fmt: skip
+    agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "balcan_decentralised", noise="simulation",
+                          method_options=options)  # fmt: skip
     with federation(tmp_path / "flower", tls=False) as running:
         nodes = [running.supernode(f"party{j}", _party_files(tmp_path / f"party{j}", rows, agreement, j))
                  for j, rows in enumerate(split(wine))]  # fmt: skip
