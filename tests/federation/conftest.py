@@ -21,3 +21,11 @@ def split(X: np.ndarray, sizes=SIZES) -> list[np.ndarray]:
 
 def labels(sizes=SIZES) -> np.ndarray:
     return np.repeat(np.arange(len(sizes)), sizes)
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """``$DDPPM_CACHE_DIR`` in the test's folder (a party caches its parsed rows there; Flower's processes inherit
+    it): never the user's home."""
+    monkeypatch.setenv("DDPPM_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"

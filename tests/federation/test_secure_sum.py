@@ -47,6 +47,8 @@ def test_plain_sums_through_the_apps_equal_the_one_process_fit(wine, tmp_path):
     one = _one_process(wine, agreement)
     np.testing.assert_allclose(np.array(release["components"]), one.components_, atol=1e-12)
     assert release["privacy"] == json.loads(json.dumps(one.privacy_.to_dict()))
+    sent = release["transport"]["payload_bytes_per_party"]  # at least the sums and the 13 × 13 release, each
+    assert len(set(sent)) == 1 and sent[0] >= 8 * (2 * 13 + 13 * 13) and release["transport"]["steps"] >= 3
 
 
 @pytest.mark.parametrize("method", ["cape", "ppm_decentralised"])

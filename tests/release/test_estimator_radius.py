@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import ddppm.release.estimator as estimator
+import ddppm.release.route as route
 from ddppm import PrivatePCA
 from ddppm.common_task.clip_radius import RadiusPlan
 from ddppm.common_task.preprocessing import PreprocessingPlan
@@ -45,7 +45,7 @@ def test_the_error_falls_with_epsilon_to_the_target(monkeypatch: pytest.MonkeyPa
     def fixed(scale: bool) -> PreprocessingPlan:
         return PreprocessingPlan(scale=scale, radius=RadiusPlan(adaptive=False))
 
-    monkeypatch.setattr(estimator, "PreprocessingPlan", fixed)
+    monkeypatch.setattr(route, "PreprocessingPlan", fixed)
     fixed_errors = {eps: _errors(X, 2, eps) for eps in (5.0, 1e4)}
     assert fixed_errors[1e4] > 5 * adaptive[1e4]  # the fixed radius' bias does not fall with ε
     assert adaptive[5.0] <= 0.5 * fixed_errors[5.0]

@@ -6,7 +6,7 @@ release").
   replacement that moves the sum of the publicly prepared rows by its sensitivity (2) and every feature's histogram
   by one count down and one up (the private box's sensitivity √(2d)).
 * **The view**: what a fit releases, ``mean_``, ``scale_`` and the projector ``V̂V̂ᵀ`` (upper triangle: the basis's
-  sign is arbitrary), each draw a fresh run of :func:`ddppm.release.estimator.draw_release` (the estimator's own
+  sign is arbitrary), each draw a fresh run of :func:`ddppm.release.route.draw_release` (the estimator's own
   route) with simulation noise: the secure sampler's law is the Gaussian's (``tests/release/test_noise.py``), and
   millions of secure draws would take hours.
 * **The test**: the linear likelihood-ratio statistic (Fisher direction from training draws kept apart), its
@@ -23,8 +23,8 @@ import pandas as pd
 
 from ddppm.audit.bounds import audit_scores, resolvable_delta_gap, verdict
 from ddppm.audit.run import LINEAR_TEST, AuditRow, fisher_direction
-from ddppm.release.estimator import METHOD_OPTIONS, draw_release, parties_records
 from ddppm.release.inputs import declared_bounds
+from ddppm.release.route import METHOD_OPTIONS, draw_release, parties_records
 
 RELEASE_TEST = f"{LINEAR_TEST}, on the fit's released mean, scale and projector (raw records, simulation noise)"
 

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ddppm.core.errors import ConfigError
-from ddppm.release.estimator import method_options
 from ddppm.release.inputs import check_budget, check_choices, check_rank, declared_bounds, standardize_choice
+from ddppm.release.route import method_options
 
 FEDERATED_TRUST = ("local", "secure_aggregation")
 """The trust levels a federated release serves: with a curator (``central``) nobody needs a federation."""

@@ -31,7 +31,7 @@ from ddppm.federation.agreement import Agreement
 from ddppm.federation.protocols import protocol_of, released_message
 from ddppm.federation.public import PublicRelease
 from ddppm.release.certificate import Certificate
-from ddppm.release.estimator import release_certificate
+from ddppm.release.route import release_certificate
 
 
 class PartyFailed(ConfigError):

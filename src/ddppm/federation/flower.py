@@ -62,11 +62,36 @@ def decode(content: RecordDict) -> dict[str, Any]:
 
 
 def read_party_rows(path: str | Path) -> np.ndarray:
-    """The party's CSV (:func:`ddppm.release.cli.read_records`' rules: a header row, numeric columns)."""
+    """The party's CSV (:func:`ddppm.release.cli.read_records`' rules: a header row, numeric columns), parsed once
+    per version of the file: Flower starts a process per message, and parsing 10⁵ rows each time cost seconds. The
+    parsed rows stay on the party's own machine, readable by its user only, in ``$DDPPM_CACHE_DIR/party-rows/``
+    (default ``~/.cache/ddppm/party-rows/``), under a hash of the file's path, size and modification time; delete
+    the folder after a release to keep no copy."""
+    import hashlib
+    import io
+
+    from ddppm.core.io import atomic_write
     from ddppm.release.cli import read_records
 
-    frame, _ = read_records(Path(path), None)
-    return frame.to_numpy(dtype=float)
+    path = Path(path)
+    cached = None
+    if path.is_file():
+        stat = path.stat()
+        key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+        base = os.environ.get("DDPPM_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        cached = Path(base) / ("party-rows" if os.environ.get("DDPPM_CACHE_DIR") else "ddppm/party-rows") / f"{key}.npy"
+        if cached.is_file():
+            return np.load(cached)
+    frame, _ = read_records(path, None)
+    rows = frame.to_numpy(dtype=float)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        buffer = io.BytesIO()
+        np.save(buffer, rows)
+        with atomic_write(cached) as temporary:
+            temporary.chmod(0o600)
+            temporary.write_bytes(buffer.getvalue())
+    return rows
 
 
 def read_agreement(path: str | Path) -> Agreement:
@@ -150,6 +175,8 @@ class FlowerTransport:
         self.grid, self.nodes, self.timeout = grid, nodes, timeout
         self.context, self.secure = secure, secure is not None  # secure: the ServerApp's context, for SecAgg+
         self.scales: Any = None
+        self.received = [0] * len(nodes)  # payload bytes received from each party (plain replies; masked: scaled)
+        self.steps = 0
         self.names = list(range(len(nodes))) if names is None else names  # party indices, or the nodes' ids
         self.round = 0
 
@@ -185,15 +212,20 @@ class FlowerTransport:
         return ordered
 
     def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
+        self.steps += 1
         if self.secure:
             plain = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in public.items()}
             config = {"step": step, "public": json.dumps(plain), "scale": self.scales(step)}
             try:
-                return secure_sum(self.grid, self.context, self.nodes, config, config["scale"], self.timeout)
+                total = secure_sum(self.grid, self.context, self.nodes, config, config["scale"], self.timeout)
+                self.received = [b + int(total.nbytes) for b in self.received]  # each party's masked vector
+                return total
             except PartyFailed as failed:  # SecAgg+ does not say who: the party that no longer answers, if any
                 self.ask("hello", {}, step_name=step)
                 raise failed
         replies = [m.content.array_records["reply"]["value"].numpy() for m in self.ask(step, public)]
+        for j, reply in enumerate(replies):
+            self.received[j] += int(reply.nbytes)
         total = replies[0]
         for reply in replies[1:]:
             total = total + reply
@@ -243,7 +275,9 @@ def coordinator_main(grid: Grid, context: Context) -> None:
         write_text_atomic(Path(str(config["out-path"])), json.dumps({"error": str(error)}) + "\n")
         raise
     document = {"components": release.components.tolist(), "mean": release.mean.tolist(),
-                "scale": release.scale.tolist(), "privacy": release.certificate.to_dict()}  # fmt: skip
+                "scale": release.scale.tolist(), "privacy": release.certificate.to_dict(),
+                "transport": {"steps": transport.steps, "payload_bytes_per_party": transport.received,
+                              "secure_aggregation": transport.secure}}  # fmt: skip
     write_text_atomic(Path(str(config["out-path"])), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 

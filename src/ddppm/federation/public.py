@@ -2,7 +2,7 @@
 coordinator and by every party: the bounds, the method, the preprocessing's plan and noises, the method's
 calibration, the generators of the one-process fit (simulation noise) and the released units.
 
-It mirrors :func:`ddppm.release.estimator.draw_release` step for step, so that a federated release is the one
+It mirrors :func:`ddppm.release.route.draw_release` step for step, so that a federated release is the one
 ``PrivatePCA.fit(X, parties=...)`` makes: the same budget split, the same noise scales, the same calibration. The
 calibration sees the rows' shape only (a read-only view of zeros: n × d, no memory); that no calibration reads
 the rows' values is tested (``tests/federation/test_public.py``).
@@ -24,8 +24,8 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.seeds import run_generators
 from ddppm.federation.agreement import Agreement
 from ddppm.methods import common_task_methods
-from ddppm.release.estimator import SECURE_MARGIN, _raw_units, method_options
 from ddppm.release.noise import SecureNoise
+from ddppm.release.route import SECURE_MARGIN, method_options, raw_units
 
 
 class PublicRelease:
@@ -75,7 +75,7 @@ class PublicRelease:
                                     self.options)  # fmt: skip
 
     def preprocessing_generator(self) -> np.random.Generator:
-        """The one-process fit's preprocessing stream (:func:`~ddppm.release.estimator.draw_release`)."""
+        """The one-process fit's preprocessing stream (:func:`~ddppm.release.route.draw_release`)."""
         labels = ("", "preprocessing", self.party_label, float(self.agreement.epsilon), STREAM)
         return run_generators(self.agreement.seed, labels, range(1))[0]
 
@@ -97,6 +97,6 @@ class PublicRelease:
         """``mean_`` and ``scale_`` in the records' units, as the one-process fit releases them."""
         if released is None:
             return np.zeros(self.d), np.full(self.d, self.bounds.row_scale)
-        offset, unit = _raw_units(self.bounds, box, self.d, common=not self.plan.scale)
+        offset, unit = raw_units(self.bounds, box, self.d, common=not self.plan.scale)
         scale = unit * (np.sqrt(released.variance) if released.variance is not None else 1.0)
         return offset + unit * released.mean, scale
