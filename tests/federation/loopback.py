@@ -122,7 +122,7 @@ class Process:
         with log.open("w") as handle:
             for line in self.popen.stdout:  # type: ignore[union-attr]
                 self.lines.append(line.rstrip())
-                handle.write(line)
+                handle.write(f"[{time.monotonic():.2f}] {line}")
                 handle.flush()
 
     def wait_for(self, text: str, timeout: float) -> None:
