@@ -45,7 +45,8 @@ def test_a_release_across_processes_with_tls_and_node_keys_is_the_one_process_fi
             node_config = _party_files(tmp_path / f"party{j}", rows, agreement, j)
             private, public = make_node_key(tmp_path / "keys", f"party{j}")
             running.register(public)
-            watch = {OPEN_LOG: str(tmp_path / f"opened{j}.log")}
+            watch = {OPEN_LOG: str(tmp_path / f"opened{j}.log"),  # and each party's cache on its own "machine"
+                     "DDPPM_CACHE_DIR": str(tmp_path / f"party{j}" / "cache")}  # fmt: skip
             nodes.append(running.supernode(f"party{j}", node_config, key=private, env=watch))
         for node in nodes:
             node.wait_for("SuperNode ID", 60)
@@ -71,7 +72,8 @@ def test_a_release_across_processes_with_tls_and_node_keys_is_the_one_process_fi
     for j in range(3):
         opened = (tmp_path / f"opened{j}.log").read_text().splitlines()
         assert str(tmp_path / f"party{j}" / "rows.csv") in opened
-        others = [path for path in opened if "party" in path and not path.startswith(str(tmp_path / f"party{j}"))]
+        parties = [str(tmp_path / f"party{i}") for i in range(3)]
+        others = [path for path in opened if path.startswith(tuple(parties)) and not path.startswith(parties[j])]
         assert others == [], f"party {j} opened {others}"
 
 
