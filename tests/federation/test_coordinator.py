@@ -26,6 +26,7 @@ CASES = [
     ("ppm_decentralised", "secure_aggregation", True),
     ("balcan_decentralised", "local", True),
     ("balcan_decentralised", "local", False),
+    ("fpca", "local", True),
 ]
 
 
@@ -80,7 +81,7 @@ def test_cape_with_secure_noise_needs_secure_aggregation(wine):
 
 def test_a_method_without_a_protocol_is_refused_with_those_that_run(wine):
     agreement = Agreement(1, 5.0, 1e-6, BOUNDS, SIZES, "ldp", noise="simulation")
-    served = r"\['balcan_decentralised', 'cape', 'conventional', 'ppm_decentralised'\]"
+    served = r"\['balcan_decentralised', 'cape', 'conventional', 'fpca', 'ppm_decentralised'\]"
     with pytest.raises(ConfigError, match=r"no federated protocol yet.*" + served):
         coordinate(InProcess(_parties(wine, agreement)), agreement, wine.shape[1])
 

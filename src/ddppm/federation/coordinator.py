@@ -11,7 +11,8 @@ mirror :func:`ddppm.common_task.preprocessing.private_statistics` and the method
 4. the method's own protocol (:mod:`ddppm.federation.protocols`).
 
 A transport is anything with ``parties`` (their count), ``secure`` (whether it sums by secure aggregation) and
-``sum(step, public) → Σ_j reply_j``: :class:`InProcess` here, Flower's apps in :mod:`ddppm.federation.flower`.
+``sum(step, public) → Σ_j reply_j`` (and ``each``: every reply, where each release is public): :class:`InProcess`
+here, Flower's apps in :mod:`ddppm.federation.flower`.
 Every message carries what has been released so far (the box, the statistics, the radius), so that a party can
 be rebuilt for each step (:mod:`ddppm.federation.party`).
 """
@@ -66,6 +67,18 @@ class InProcess:
     def parties(self) -> int:
         return len(self.members)
 
+    def each(self, step: str, public: dict[str, Any]) -> list[np.ndarray]:
+        """Every party's reply, in the parties' order (only where each release is public: trust ``local``)."""
+        if self.secure:
+            raise ConfigError(f"coordinator: step {step!r} needs each party's release, which secure aggregation hides")
+        replies = []
+        for index, party in enumerate(self.members):
+            try:
+                replies.append(party.answer(step, public))
+            except Exception as error:
+                raise PartyFailed(index, step, f"{type(error).__name__}: {error}") from error
+        return replies
+
     def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
         replies = []
         for index, party in enumerate(self.members):
@@ -96,7 +109,8 @@ def coordinate(transport: Any, agreement: Agreement, d: int) -> FederatedRelease
 
     box, released = _preprocessing(ask, public)
     so_far = {"lower": None if box is None else box.lower, "upper": None if box is None else box.upper}
-    V = protocol.federated_estimate(_Asking(ask, transport), public, {**so_far, **released_message(released)})
+    asking = _Asking(ask, transport, stamp["agreement"])
+    V = protocol.federated_estimate(asking, public, {**so_far, **released_message(released)})
     mean, scale = public.units(box, released)
     own, row = public.calibration
     certificate = release_certificate(public.method, "named by the user", agreement.trust, agreement.noise,
@@ -112,9 +126,13 @@ class _Asking:
 
     ask: Any
     transport: Any
+    stamp: str
 
     def sum(self, step: str, message: dict[str, Any]) -> np.ndarray:
         return self.ask(step, message)
+
+    def each(self, step: str, message: dict[str, Any]) -> list[np.ndarray]:
+        return self.transport.each(step, {**message, "agreement": self.stamp})
 
 
 def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, Released | None]:

@@ -211,6 +211,16 @@ class FlowerTransport:
                 raise PartyFailed(self.names[j], step_name or step, message.error.reason)
         return ordered
 
+    def each(self, step: str, public: dict[str, Any]) -> list[np.ndarray]:
+        """Every party's reply, in the parties' order (trust ``local`` only: each release is public)."""
+        if self.secure:
+            raise ConfigError(f"coordinator: step {step!r} needs each party's release, which secure aggregation hides")
+        self.steps += 1
+        replies = [m.content.array_records["reply"]["value"].numpy() for m in self.ask(step, public)]
+        for j, reply in enumerate(replies):
+            self.received[j] += int(reply.nbytes)
+        return replies
+
     def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
         self.steps += 1
         if self.secure:

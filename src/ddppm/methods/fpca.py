@@ -36,7 +36,7 @@ from ddppm.common_task.adjacency import release_sensitivity
 from ddppm.common_task.base import COMMON_TASK, Calibrated, CommonTaskMethod, GaussianRelease, certified, upper_triangle
 from ddppm.common_task.task import CommonTask
 from ddppm.methods.base import RegisteredMethod, register
-from ddppm.privacy.mechanisms import symmetric_release
+from ddppm.privacy.mechanisms import symmetric_gaussian, symmetric_release
 
 
 def mod_sulq_beta(eps: float, delta: float, d: int, n: int) -> float:
@@ -91,6 +91,28 @@ class FederatedPCA(RegisteredMethod, CommonTaskMethod):
     trust_model = "local"
     secure_noise = True
     source = "Grammenos et al. 2020 (NeurIPS), MOD-SuLQ of Chaudhuri et al. 2013"
+
+    federated = True
+
+    def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
+        """Node j's rank-k factor ``U_jΣ_j`` of its MOD-SuLQ release (what an FPCA node sends; a function of its
+        public release); with simulation noise its release is the one-process draw, the nodes before it skipped."""
+        beta_sums = party.public.calibration[0].params["beta_sums"]
+        rng = party.method_noise()
+        if party.agreement.noise == "simulation":
+            for _ in range(party.index):
+                symmetric_gaussian(party.public.d, 1.0, rng)  # a node's draw: d × d normals, whatever its scale
+        gram = party.rows.T @ party.rows
+        return symmetric_rank_r(symmetric_release(gram, float(beta_sums[party.index]), rng) / len(party.rows),
+                                party.public.k)  # fmt: skip
+
+    def federated_noise(self, public: Any) -> float:
+        return float(max(public.calibration[0].params["beta_sums"]))
+
+    def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
+        """The merge tree over the nodes' factors, in the nodes' order (each factor is public under ``local``)."""
+        U = merge_tree(transport.each("method", message), public.k)
+        return U / np.linalg.norm(U, axis=-2, keepdims=True)
 
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         """The paper's noise at (ε, δ limit), and the δ it certifies under the task's adjacency (module docs)."""
