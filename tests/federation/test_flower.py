@@ -1,13 +1,16 @@
-"""The release across real processes (ddppm.federation.flower on Flower 1.42's deployment engine, on loopback): a
-SuperLink with TLS and SuperNode authentication, three SuperNodes each reading its own CSV file and keeping its
-own ledger, ``flwr run`` of ddppm's app; the result equals the one-process fit; a SuperNode whose key is not
-registered is refused; no party opens another party's file; no process is left."""
+"""The release across real processes (ddppm.federation on Flower 1.42's deployment engine, on loopback): through the
+commands, ``ddppm coordinate`` with TLS and the parties' keys and three ``ddppm party``, each reading its own CSV
+file and keeping its own ledger; the result equals the one-process fit; a party whose key is not registered is
+refused; no party opens another party's file; no process is left. And a SuperNode killed mid-run (the tests'
+harness, tests/federation/loopback.py)."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from tests.federation.conftest import BOUNDS, SIZES, labels, split
 
 pytest.importorskip("flwr", reason="the federation extra installs Flower")
 from ddppm.federation.flower import OPEN_LOG  # noqa: E402
-from tests.federation.loopback import APP, federation, make_node_key  # noqa: E402
+from tests.federation.loopback import APP, federation, free_port, make_node_key, make_tls  # noqa: E402
 
 pytestmark = pytest.mark.slow
 COLUMNS = [f"x{i}" for i in range(13)]
@@ -37,44 +40,72 @@ def _party_files(folder: Path, rows: np.ndarray, agreement: Agreement, j: int) -
             "party-index": j, "ledger-path": str(folder / "ledger.json")}  # fmt: skip
 
 
-def test_a_release_across_processes_with_tls_and_node_keys_is_the_one_process_fit(wine, tmp_path: Path):
+def test_the_commands_release_across_processes_with_tls_and_node_keys_as_one_process_would(wine, tmp_path: Path):
+    """``ddppm coordinate`` (a SuperLink with TLS and the parties' keys) and three ``ddppm party`` (SuperNodes), as a
+    user runs them: Flower's own polling, no test shim."""
     agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "conventional", noise="simulation", seed=11)
-    with federation(tmp_path / "flower", tls=True) as running:
-        nodes = []
+    certificates = make_tls(tmp_path / "certs")
+    (tmp_path / "coordinator").mkdir()
+    (tmp_path / "coordinator" / "agreement.json").write_text(json.dumps(agreement.to_dict()))
+    out = tmp_path / "coordinator" / "release.json"
+    keys = [make_node_key(tmp_path / "keys", f"party{j}") for j in range(3)]
+    port = free_port()
+    ddppm = [sys.executable, "-m", "ddppm"]
+    started: list[subprocess.Popen] = []
+
+    def start(arguments: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+        process = subprocess.Popen([*ddppm, *arguments], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   start_new_session=True, env={**os.environ, **(env or {})})  # fmt: skip
+        started.append(process)
+        return process
+
+    try:
+        coordinator = start(["coordinate", "--agreement", str(tmp_path / "coordinator" / "agreement.json"),
+                             "--out", str(out), "--certificates", str(tmp_path / "certs"), "--host", "127.0.0.1",
+                             "--port", str(port), "--timeout", "120",
+                             "--party-keys", *[str(public) for _, public in keys]])  # fmt: skip
+        assert "waiting for 3 parties" in coordinator.stdout.readline()
         for j, rows in enumerate(split(wine)):
-            node_config = _party_files(tmp_path / f"party{j}", rows, agreement, j)
-            private, public = make_node_key(tmp_path / "keys", f"party{j}")
-            running.register(public)
+            config = _party_files(tmp_path / f"party{j}", rows, agreement, j)
             watch = {OPEN_LOG: str(tmp_path / f"opened{j}.log"),  # and each party's cache on its own "machine"
                      "DDPPM_CACHE_DIR": str(tmp_path / f"party{j}" / "cache")}  # fmt: skip
-            nodes.append(running.supernode(f"party{j}", node_config, key=private, env=watch))
-        for node in nodes:
-            node.wait_for("SuperNode ID", 60)
+            start(["party", config["data-path"], "--agreement", config["agreement-path"], "--index", str(j),
+                   "--ledger", config["ledger-path"], "--coordinator", f"127.0.0.1:{port}",
+                   "--root-certificates", str(certificates["ca"]), "--key", str(keys[j][0])], watch)  # fmt: skip
         intruder, _ = make_node_key(tmp_path / "keys", "intruder")
-        refused = running.supernode("intruder", {"data-path": "none"}, key=intruder, retries=0)
-        refused.popen.wait(timeout=60)
-        (tmp_path / "coordinator").mkdir()
-        (tmp_path / "coordinator" / "agreement.json").write_text(json.dumps(agreement.to_dict()))
-        out = tmp_path / "coordinator" / "release.json"
-        release = running.run({"agreement-path": str(tmp_path / "coordinator" / "agreement.json"),
-                               "out-path": str(out)}, out)  # fmt: skip
-    assert "error" not in release, release
+        refused = start(["party", str(tmp_path / "party0" / "rows.csv"), "--agreement",
+                         str(tmp_path / "party0" / "agreement.json"), "--index", "0", "--coordinator",
+                         f"127.0.0.1:{port}", "--root-certificates", str(certificates["ca"]), "--key", str(intruder)])
+        assert refused.wait(timeout=60) != 0
+        assert "Failed to activate SuperNode" in refused.stdout.read()
+        assert coordinator.wait(timeout=300) == 0, coordinator.stdout.read()
+    finally:
+        for process in started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in started:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+    release = json.loads(out.read_text())
     one = PrivatePCA(2, 5.0, 1e-6, BOUNDS, trust="local", method="conventional", noise="simulation",
                      random_state=11).fit(wine, parties=labels())  # fmt: skip
     np.testing.assert_allclose(np.array(release["components"]), one.components_, atol=1e-12)
     np.testing.assert_allclose(np.array(release["mean"]), one.mean_, rtol=1e-12)
     assert release["privacy"] == json.loads(json.dumps(one.privacy_.to_dict()))
-    assert refused.popen.returncode != 0
     for j in range(3):
         ledger = json.loads((tmp_path / f"party{j}" / "ledger.json").read_text())
         assert [r["status"] for r in ledger["releases"]] == ["released"]
-    assert running.killed == [] and running.leftovers() == []  # every process stopped on SIGTERM
-    for j in range(3):
         opened = (tmp_path / f"opened{j}.log").read_text().splitlines()
-        assert str(tmp_path / f"party{j}" / "rows.csv") in opened
         parties = [str(tmp_path / f"party{i}") for i in range(3)]
+        # its rows: parsed by `ddppm party` before it connects, then read from its cache in its own folder
+        assert any(path.startswith(str(tmp_path / f"party{j}" / "cache")) for path in opened)
         others = [path for path in opened if path.startswith(tuple(parties)) and not path.startswith(parties[j])]
         assert others == [], f"party {j} opened {others}"
+    time.sleep(1)
+    table = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+    assert [line for line in table if str(tmp_path) in line and "ps -eo" not in line] == []
 
 
 def test_a_supernode_killed_mid_run_is_named_and_nothing_is_released(wine, tmp_path: Path):
