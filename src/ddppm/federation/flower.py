@@ -131,8 +131,8 @@ def party_query(msg: Message, context: Context) -> Message:
     index = int(node["party-index"])
     public = decode(msg.content)
     step = public.pop("step")
-    X = read_party_rows(str(node["data-path"]))
     if step == "hello":  # the party's checks (its rows, the agreement's sizes and bounds) run here, before any noise
+        X = read_party_rows(str(node["data-path"]))
         Party(X, index, agreement)
         reply = np.array([index, X.shape[0], X.shape[1]], dtype=float)
         content = RecordDict({"reply": ArrayRecord({"value": Array(reply)}),
