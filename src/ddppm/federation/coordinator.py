@@ -116,7 +116,7 @@ def coordinate(transport: Any, agreement: Agreement, d: int) -> FederatedRelease
     certificate = release_certificate(public.method, "named by the user", agreement.trust, agreement.noise,
                                       public.parties, agreement.n, d, public.k, float(agreement.epsilon),
                                       float(agreement.delta), public.bounds, row, own, public.noise,
-                                      public.party_label)  # fmt: skip
+                                      public.party_label, getattr(protocol, "federated_observer", None))  # fmt: skip
     return FederatedRelease(np.ascontiguousarray(V.T), mean, scale, certificate)
 
 

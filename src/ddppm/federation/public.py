@@ -21,6 +21,7 @@ from ddppm.common_task.raw_records import STREAM, calibrate_end_to_end
 from ddppm.common_task.run import TRUST_ORDER
 from ddppm.common_task.task import CommonTask
 from ddppm.core.errors import ConfigError
+from ddppm.core.network import parties_mixing_matrix
 from ddppm.core.seeds import run_generators
 from ddppm.federation.agreement import Agreement
 from ddppm.methods import common_task_methods
@@ -61,6 +62,13 @@ class PublicRelease:
         noising = {"curator": 1, "agents": self.parties, "individuals": self.agreement.n}[self.party_label]
         mu_pre = split_budget(self.agreement.epsilon, self.limit, self.plan.share).mu_pre
         return preprocessing_noise(self.plan, mu_pre, self.d, noising, self.agreement.n)
+
+    @cached_property
+    def mixing(self) -> np.ndarray:
+        """``W^c``: the parties' gossip network (``method_options``' topology, as ``PrivatePCA`` builds it) to the
+        power of its rounds per iteration, for the gossip methods the coordinator relays."""
+        W = parties_mixing_matrix(self.parties, self.options["topology"], seed=0)
+        return np.linalg.matrix_power(W, int(self.options["consensus"]))
 
     @cached_property
     def calibration(self) -> tuple[Any, Any]:

@@ -48,11 +48,11 @@ every release, is at most the target despite the calibrations' root-finding tole
 
 def release_certificate(method: Any, choice: str, trust: str, noise_mode: str, parties: int, n: int, d: int, k: int,
                         eps: float, delta: float, bounds: Any, row: Any, own: Any, noise: Any,
-                        party: str) -> Certificate:  # fmt: skip
+                        party: str, observer: str | None = None) -> Certificate:  # fmt: skip
     """The certificate of one release (:mod:`ddppm.release.certificate`): every release it composes, whom it
     covers (the method's trust model's observer), and how the method was chosen."""
     releases = release_rows(noise, own)
-    observer = {"central": "the curator and everyone it publishes to",
+    observer = observer or {"central": "the curator and everyone it publishes to",
                 "secure_aggregation": "the aggregator, who sees the sums only, and the public",
                 "gossip": "every party on the network and everything sent",
                 "local": "everyone: every party's releases are public"}[method.trust_model]  # fmt: skip

@@ -30,9 +30,10 @@ from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
 from ddppm.methods.base import PROVEN_EVERY_OBSERVER, Method, param_table, register
 from ddppm.methods.certified.accounting import certified_delta_of, view_log_density_terms
-from ddppm.methods.certified.algorithm import CertifiedParams, Draws, certified_network, draw
+from ddppm.methods.certified.algorithm import CertifiedParams, Draws, certified_network, draw, orthonormalise
 from ddppm.methods.certified.deflation import CertifiedDeflation
 from ddppm.methods.certified.stand_in import PublicShape, public_stand_in
+from ddppm.privacy.mechanisms import gaussian_release
 
 
 def local_grams(blocks: Sequence[np.ndarray]) -> np.ndarray:
@@ -220,6 +221,37 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
         grams = np.stack([task.local_gram(j) for j in range(task.m)])
         run = certified_network(grams, task.Wc, params, draw(rngs, params.T, task.m, task.d, task.k))
         return run.bases[0]
+
+    federated: ClassVar[bool] = True
+    federated_observer: ClassVar[str] = ("every party, and the coordinator, who relays every message between "
+                                         "neighbours (the network view)")  # fmt: skip
+
+    def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
+        """Agent j's release at round t, ``z_j = X_jᵀX_j B_j + σ_t G_{t,j}`` (its basis ``B_j`` relayed in the
+        message); with simulation noise ``G`` is the one-process draw (:func:`draw`), redrawn whole and indexed."""
+        own = party.public.calibration[0]
+        t, T, sigma = int(step.split(":")[1]), int(own.params["T"]), float(own.params["sigma"])
+        product = (party.rows.T @ party.rows) @ public["B"][party.index]
+        if party.agreement.noise == "simulation":
+            shape = (T, party.public.parties, party.public.d, party.public.k)
+            G = party.public.method_generator().spawn(2)[1].standard_normal(shape)
+            return product + sigma * G[t, party.index]
+        return gaussian_release(product, sigma, party.noise_stream("certified", party.method_noise))
+
+    def federated_noise(self, public: Any) -> float:
+        return float(public.calibration[0].params["sigma"])
+
+    def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
+        """The coordinator relays (:func:`certified_network`, agent by agent): every round it takes each agent's
+        release, mixes them as the gossip would (``m W^c z``) and sends each agent its own mix back; agent 1's
+        final basis is the answer, as in one process."""
+        own, m = public.calibration[0], public.parties
+        B = orthonormalise(public.public_randomness().spawn(2)[0].standard_normal((public.d, public.k)))
+        B = np.broadcast_to(B, (m, public.d, public.k)).copy()
+        for t in range(int(own.params["T"])):
+            z = np.stack(transport.each(f"method:{t}", {**message, "B": B}))
+            B = orthonormalise(m * np.einsum("ij,jdk->idk", public.mixing, z))
+        return B[0]
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """Every message on the network and the public start (:func:`network_view`), from the estimate's draws."""
