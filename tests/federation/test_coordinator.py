@@ -85,8 +85,9 @@ def test_cape_with_secure_noise_needs_secure_aggregation(wine):
 
 
 def test_a_method_without_a_protocol_is_refused_with_those_that_run(wine):
-    agreement = Agreement(1, 5.0, 1e-6, BOUNDS, SIZES, "ldp", noise="simulation")
-    served = r"\['balcan_decentralised', 'cape', 'conventional', 'ddppm_certified', 'fpca', 'ppm_decentralised'\]"
+    agreement = Agreement(1, 5.0, 1e-6, BOUNDS, SIZES, "ldppca_gaussian", noise="simulation")
+    served = (r"\['balcan_decentralised', 'cape', 'conventional', 'ddppm_certified', 'fpca', 'ldp', 'ldp_analytic', "
+              r"'ppm_decentralised'\]")
     with pytest.raises(ConfigError, match=r"no federated protocol yet.*" + served):
         coordinate(InProcess(_parties(wine, agreement)), agreement, wine.shape[1])
 
@@ -219,3 +220,19 @@ def test_a_party_with_bad_data_refuses_before_it_sends_anything(wine, rows, mess
     blocks = split(wine)
     with pytest.raises(Exception, match=message):
         Party(rows(blocks[0]), 0, agreement)
+
+
+@pytest.mark.parametrize("method", ["ldp_analytic", "ldp"])
+def test_wang_and_xus_local_release_across_parties_is_the_one_process_fit_where_both_draw_every_row(method):
+    """Below n = 2d the one-process fit draws every row's noise, as the parties do (above it draws the Gram in law:
+    the two then agree in law only)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(24, 13)) * np.arange(1, 14)
+    sizes = (8, 8, 8)
+    bounds = {"source": "test: a wide box", "all_features": [-60.0, 60.0]}
+    one = PrivatePCA(2, 0.5, 1e-6, bounds, trust="local", method=method, noise="simulation",
+                     random_state=2).fit(X, parties=labels(sizes))  # fmt: skip
+    agreement = Agreement(2, 0.5, 1e-6, bounds, sizes, method, noise="simulation", seed=2)
+    federated = coordinate(InProcess(_parties(X, agreement)), agreement, 13)
+    np.testing.assert_allclose(federated.components, one.components_, rtol=0, atol=1e-10)
+    assert federated.certificate.to_dict() == one.privacy_.to_dict()

@@ -97,6 +97,21 @@ class _GaussianLDP(Method, CommonTaskMethod):
             grams = np.einsum("rnd,rne->rde", noisy, noisy)
         return top_k(grams, task.k)
 
+    federated: ClassVar[bool] = True
+
+    def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
+        """Agent j's noisy rows ``X_j + σG_j`` are its release; it sends their Gram ``(X_j + σG_j)ᵀ(X_j + σG_j)``
+        (post-processing: d² floats, not n_j d). With simulation noise the rows' noise is the one-process draw of
+        every row at once (the branch it takes with secure noise, or when n < 2d), the rows before j skipped; where
+        the one-process simulation draws the whole Gram in law (n ≥ 2d, :func:`noisy_gram`), the two agree in law,
+        not draw for draw."""
+        sigma = float(party.public.calibration[0].params["sigma"])
+        rng = party.method_noise()
+        if party.agreement.noise == "simulation":
+            rng.standard_normal((sum(party.agreement.sizes[: party.index]), party.public.d))
+        noisy = gaussian_release(party.rows, sigma, rng)
+        return noisy.T @ noisy
+
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """Record 0's release ``x₀ + σ g`` (the first row of the noisy rows :meth:`common_estimate` draws when
         n < 2d; every other row's release is independent of it and has one law under both neighbours)."""
