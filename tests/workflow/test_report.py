@@ -184,7 +184,7 @@ def test_findings_page_states_the_findings_with_numbers(rendered_report):
     )
 
 
-def test_no_table_is_download_only(rendered_report):
+def test_no_table_is_download_only(rendered_report, tiny_run):
     """The report offers no CSV entry (its view button would only download it): every table is an HTML page."""
     items = re.findall(r'"(' + re.escape(TINY_RESULTS) + r'/[^"]+)": \{"name": "', rendered_report["source"])
     assert len(items) >= 20 and TINY_RESULTS + "/report/findings.html" in items
@@ -192,6 +192,15 @@ def test_no_table_is_download_only(rendered_report):
     pages = [p for p in items if p.endswith(".table.html")]
     for table in ("tables/summary", "common/summary", "common/which_method", "ppm/tables/errors"):
         assert f"{TINY_RESULTS}/{table}.table.html" in pages, table
+    # every table the run writes has its page in the report (issue 18; the per-data-set "which method" tables and
+    # the local-DP PCA theory fits since 2026-11-29)
+    shown = {p for p in items if p.endswith(".html")}
+    work = tiny_run["work"]
+    tables = sorted(str(p.relative_to(work)) for p in (work / TINY_RESULTS).rglob("*.csv"))
+    assert tables and any("/common/datasets/" in t for t in tables)
+    missing = [t for t in tables if t[: -len(".csv")] + ".table.html" not in shown and t[: -len(".csv")] + ".html"
+               not in shown]  # fmt: skip
+    assert missing == [], f"tables with no page in the report: {missing}"
     for category in ("Fig. 2: error vs ε", "Fig. 3: error and δ vs T", "Tables", "Findings", "Rule graph"):
         assert category in rendered_report["dom"]
 

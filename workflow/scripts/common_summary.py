@@ -29,9 +29,12 @@ write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
 write_text_atomic(snakemake.output.readme, readme_summary(out["which_method"], out["summary"]) + "\n")
 log.info("\n%s", "\n".join(lines))
 answers = dataset_answers(out, cfg)
-for findings_path, answer_path, which_path in zip(snakemake.output.dataset_findings, snakemake.output.dataset_answers,
-                                                  snakemake.output.dataset_which, strict=True):  # fmt: skip
+for findings_path, answer_path, which_path, which_page in zip(
+    snakemake.output.dataset_findings, snakemake.output.dataset_answers, snakemake.output.dataset_which,
+    snakemake.output.dataset_which_pages, strict=True,
+):  # fmt: skip
     answer = answers[Path(findings_path).parent.name]  # results/common/datasets/<name>/findings.txt
     write_text_atomic(findings_path, "\n".join(answer["findings"]) + "\n")
     write_text_atomic(answer_path, answer["answer"] + "\n")
     write_text_atomic(which_path, answer["which_method"].to_csv(index=False))
+    write_table_page(which_path, which_page, WHICH_COLUMNS)

@@ -15,6 +15,7 @@ write_parquet(summary, snakemake.output.parquet, {"config_hash": cfg["config_has
 write_text_atomic(snakemake.output.csv, summary.to_csv(index=False))
 write_table_page(snakemake.output.csv, snakemake.output.page)
 write_text_atomic(snakemake.output.fits, fits.to_csv(index=False))
+write_table_page(snakemake.output.fits, snakemake.output.fits_page)
 lines = findings(summary, fits, PAPER_POINTS)
 write_text_atomic(snakemake.output.findings, "\n".join(lines) + "\n")
 log.info("%d points, %d fits\n%s", len(summary), len(fits), "\n".join(lines))

@@ -105,6 +105,15 @@ rule common_summary:
         dataset_findings=expand(f"{COMMON}/datasets/{{dataset}}/findings.txt", dataset=COMMON_DATASETS),
         dataset_answers=expand(f"{COMMON}/datasets/{{dataset}}/answer.md", dataset=COMMON_DATASETS),
         dataset_which=expand(f"{COMMON}/datasets/{{dataset}}/which_method.csv", dataset=COMMON_DATASETS),
+        dataset_which_pages=[
+            report(
+                html_twin(f"{COMMON}/datasets/{ds}/which_method.csv"),
+                caption="../../report/common_which_dataset.rst",
+                category=COMMON_EXPERIMENT.title,
+                labels={"table": "which method", "data set": ds},
+            )
+            for ds in COMMON_DATASETS
+        ],
     log:
         f"{LOGS}/common/summary.log",
     conda:

@@ -106,6 +106,12 @@ rule ldppca_table:
             labels={"table": "summary"},
         ),
         fits=f"{LDPPCA}/theory_fit.csv",
+        fits_page=report(
+            html_twin(f"{LDPPCA}/theory_fit.csv"),
+            caption="../../report/ldppca_theory_fit.rst",
+            category=LDPPCA_EXPERIMENT.title,
+            labels={"table": "theory fit"},
+        ),
         findings=f"{LDPPCA}/findings.txt",
     log:
         f"{LOGS}/ldppca/table.log",
