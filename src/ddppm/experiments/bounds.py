@@ -17,10 +17,8 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.io import read_parquet
 from ddppm.data.specs import dataset_specs
 from ddppm.experiments.base import Experiment, experiment_step, register_experiment
-from ddppm.experiments.common import check_raw_route, raw_records_of
+from ddppm.experiments.common import job_records, study_datasets_checked
 from ddppm.methods import common_task_methods, method_styles
-from ddppm.pipeline.config import check_prepared_dataset, dataset_config, known_datasets, unknown_dataset
-from ddppm.pipeline.steps import problem_from_files
 from ddppm.studies.bounds import bounds_findings, bounds_runs, bounds_summary, small_n_findings
 
 
@@ -42,13 +40,7 @@ class BoundsStudy(Experiment):
             raise ConfigError(f"bounds.draws = {section['draws']} must divide bounds.runs = {section['runs']}")
         if config is None:
             return
-        known = known_datasets(config)
-        for ds in section["datasets"]:
-            if ds not in known:
-                raise ConfigError(unknown_dataset(f"bounds.datasets: {ds!r}", ds, known))
-            if ds not in config["datasets"]:
-                check_prepared_dataset(config, ds)
-            check_raw_route(ds, dataset_config(config, ds)["dataset"])
+        study_datasets_checked("bounds.datasets", section["datasets"], config)
         for ds in section["targets"]["datasets"]:
             if ds not in section["datasets"]:
                 raise ConfigError(f"bounds.targets.datasets: {ds!r} is not in bounds.datasets; add it there or "
@@ -62,10 +54,8 @@ class BoundsStudy(Experiment):
     @experiment_step
     def runs(self, job: Any) -> dict[str, Any]:
         """Every run of one data set at every width and estimator."""
-        cfg, dataset = job.params.cfg, job.wildcards.dataset
-        problem = problem_from_files(job.input.data, job.input.partition, job.input.network)
-        records = raw_records_of(problem, dataset, job.params.records["dataset"])
-        return {"runs": bounds_runs(records, cfg["bounds"], cfg["common"], dataset)}
+        cfg = job.params.cfg
+        return {"runs": bounds_runs(job_records(job), cfg["bounds"], cfg["common"], job.wildcards.dataset)}
 
     @experiment_step
     def summary(self, job: Any) -> dict[str, Any]:

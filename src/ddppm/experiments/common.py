@@ -60,7 +60,7 @@ from ddppm.pipeline.config import (
     unknown_dataset,
 )
 from ddppm.pipeline.method_options import method_options
-from ddppm.pipeline.steps import load_raw_dataset
+from ddppm.pipeline.steps import load_raw_dataset, problem_from_files
 from ddppm.privacy.threat_models import resolve
 
 
@@ -209,6 +209,27 @@ def raw_records_params(config: dict[str, Any], setting: str, dataset: str) -> di
     if common_setting(setting, config).scope != RAW_RECORDS:
         return {}
     return job_params(config, dataset, ("dataset",))
+
+
+def study_datasets_checked(key: str, datasets: list[str], config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A study's data sets (``key``: its config key, for the messages) checked for the route from the raw records:
+    each known, prepared, with declared bounds; returns each one's loader options."""
+    known = known_datasets(config)
+    loaders = {}
+    for ds in datasets:
+        if ds not in known:
+            raise ConfigError(unknown_dataset(f"{key}: {ds!r}", ds, known))
+        if ds not in config["datasets"]:
+            check_prepared_dataset(config, ds)
+        loaders[ds] = dataset_config(config, ds)["dataset"]
+        check_raw_route(ds, loaders[ds])
+    return loaders
+
+
+def job_records(job: Any) -> RawRecords:
+    """A study job's raw records: its data set's prepared files and loader options (``job.params.records``)."""
+    problem = problem_from_files(job.input.data, job.input.partition, job.input.network)
+    return raw_records_of(problem, job.wildcards.dataset, job.params.records["dataset"])
 
 
 def raw_records_of(

@@ -16,10 +16,9 @@ from ddppm.core.errors import ConfigError
 from ddppm.core.io import read_parquet
 from ddppm.data.specs import dataset_specs
 from ddppm.experiments.base import Experiment, experiment_step, register_experiment
-from ddppm.experiments.common import check_raw_route, raw_records_of
+from ddppm.experiments.common import job_records, study_datasets_checked
 from ddppm.methods import common_task_methods, method_styles
-from ddppm.pipeline.config import check_prepared_dataset, dataset_config, known_datasets, unknown_dataset
-from ddppm.pipeline.steps import problem_from_files
+from ddppm.pipeline.config import dataset_config
 from ddppm.studies.radius import radius_findings, radius_runs, radius_summary
 
 NOT_STANDARDISED = "normalization {}: its rows are only rescaled by a public bound, there is no clipping radius"
@@ -71,14 +70,7 @@ class RadiusStudy(Experiment):
                 raise ConfigError(f"radius.methods: {method!r} is no common-task method; known: {sorted(known)}")
         if config is None:
             return
-        known_sets = known_datasets(config)
-        for ds in section["datasets"] or []:
-            if ds not in known_sets:
-                raise ConfigError(unknown_dataset(f"radius.datasets: {ds!r}", ds, known_sets))
-            if ds not in config["datasets"]:
-                check_prepared_dataset(config, ds)
-            loader = dataset_config(config, ds)["dataset"]
-            check_raw_route(ds, loader)
+        for ds, loader in study_datasets_checked("radius.datasets", section["datasets"] or [], config).items():
             if loader["normalization"] != "standardize":
                 raise ConfigError(f"radius.datasets: {ds!r} has {NOT_STANDARDISED.format(loader['normalization'])} "
                                   f"(dataset_options.{ds}.normalization); remove it from radius.datasets")  # fmt: skip
@@ -93,10 +85,8 @@ class RadiusStudy(Experiment):
     @experiment_step
     def runs(self, job: Any) -> dict[str, Any]:
         """Every run of one data set under both radii at every ε and k."""
-        cfg, dataset = job.params.cfg, job.wildcards.dataset
-        problem = problem_from_files(job.input.data, job.input.partition, job.input.network)
-        records = raw_records_of(problem, dataset, job.params.records["dataset"])
-        return {"runs": radius_runs(records, cfg["radius"], cfg["common"], dataset)}
+        cfg = job.params.cfg
+        return {"runs": radius_runs(job_records(job), cfg["radius"], cfg["common"], job.wildcards.dataset)}
 
     @experiment_step
     def summary(self, job: Any) -> dict[str, Any]:

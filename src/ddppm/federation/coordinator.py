@@ -71,21 +71,19 @@ class InProcess:
         """Every party's reply, in the parties' order (only where each release is public: trust ``local``)."""
         if self.secure:
             raise ConfigError(f"coordinator: step {step!r} needs each party's release, which secure aggregation hides")
-        replies = []
-        for index, party in enumerate(self.members):
-            try:
-                replies.append(party.answer(step, public))
-            except Exception as error:
-                raise PartyFailed(index, step, f"{type(error).__name__}: {error}") from error
-        return replies
+        return self._replies(step, public)
 
-    def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
+    def _replies(self, step: str, public: dict[str, Any]) -> list[np.ndarray]:
         replies = []
         for index, party in enumerate(self.members):
             try:
                 replies.append(party.answer(step, public))
             except Exception as error:  # a party's refusal or death: name it, release nothing
                 raise PartyFailed(index, step, f"{type(error).__name__}: {error}") from error
+        return replies
+
+    def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
+        replies = self._replies(step, public)
         total = replies[0]
         for reply in replies[1:]:  # in the parties' order, as the one-process fit sums them
             total = total + reply

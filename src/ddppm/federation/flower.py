@@ -215,6 +215,10 @@ class FlowerTransport:
         """Every party's reply, in the parties' order (trust ``local`` only: each release is public)."""
         if self.secure:
             raise ConfigError(f"coordinator: step {step!r} needs each party's release, which secure aggregation hides")
+        return self._plain(step, public)
+
+    def _plain(self, step: str, public: dict[str, Any]) -> list[np.ndarray]:
+        """One step in the clear: every party's reply, its payload counted."""
         self.steps += 1
         replies = [m.content.array_records["reply"]["value"].numpy() for m in self.ask(step, public)]
         for j, reply in enumerate(replies):
@@ -222,8 +226,8 @@ class FlowerTransport:
         return replies
 
     def sum(self, step: str, public: dict[str, Any]) -> np.ndarray:
-        self.steps += 1
         if self.secure:
+            self.steps += 1
             plain = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in public.items()}
             config = {"step": step, "public": json.dumps(plain), "scale": self.scales(step)}
             try:
@@ -233,9 +237,7 @@ class FlowerTransport:
             except PartyFailed as failed:  # SecAgg+ does not say who: the party that no longer answers, if any
                 self.ask("hello", {}, step_name=step)
                 raise failed
-        replies = [m.content.array_records["reply"]["value"].numpy() for m in self.ask(step, public)]
-        for j, reply in enumerate(replies):
-            self.received[j] += int(reply.nbytes)
+        replies = self._plain(step, public)
         total = replies[0]
         for reply in replies[1:]:
             total = total + reply
