@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -48,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--eps", type=float, default=1.0)
     parser.add_argument("--flower-poll", action="store_true", help="Flower's own 3 s poll, not the tests' 0.1 s")
+    parser.add_argument("--per-message", action="store_true",
+                        help="Flower's process per message (stock SuperNodes), not the parties' warm executors")
     args = parser.parse_args(argv)
     X = records(args.parties, args.rows, args.d)
     sizes = [args.rows] * args.parties
@@ -59,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     one_process = time.perf_counter() - started
     agreement = Agreement(args.k, args.eps, delta, bounds, sizes, "conventional")
     if args.flower_poll:
-        loopback.FAST_POLL = loopback.FAST_POLL.replace("min(seconds, 0.1)", "seconds")
+        os.environ["DDPPM_SUPERNODE_POLL"] = "3"  # Flower's own waits (ddppm.federation.supernode)
     with tempfile.TemporaryDirectory(prefix="bench-federation-") as folder:
         root = Path(folder)
         configs = []
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             for j, config in enumerate(configs):
                 private, public = loopback.make_node_key(root / "keys", f"party{j}")
                 running.register(public)
-                nodes.append(running.supernode(f"party{j}", config, key=private))
+                nodes.append(running.supernode(f"party{j}", config, key=private, warm=not args.per_message))
             for node in nodes:
                 node.wait_for("SuperNode ID", 120)
             start_up = time.perf_counter() - started
@@ -90,10 +93,15 @@ def main(argv: list[str] | None = None) -> int:
         print(release["error"], file=sys.stderr)
         return 1
     sent = release["transport"]["payload_bytes_per_party"]
-    print(f"{args.parties} parties × {args.rows} rows, d = {args.d}, k = {args.k}, conventional, TLS, "
+    seconds = release["transport"]["seconds"]
+    launch = run - seconds["connect"] - seconds["release"]
+    parties = "Flower's process per message" if args.per_message else "warm parties (ddppm party)"
+    print(f"{args.parties} parties × {args.rows} rows, d = {args.d}, k = {args.k}, conventional, TLS, {parties}, "
           f"{'Flower poll 3 s' if args.flower_poll else 'poll 0.1 s'}")
-    print(f"one process: {one_process:.2f} s; Flower start-up {start_up:.1f} s; the run {run:.1f} s "
-          f"({run / one_process:.1f}× the one-process fit), {release['transport']['steps']} steps")
+    print(f"one process: {one_process:.2f} s; Flower start-up {start_up:.1f} s (SuperLink, keys, SuperNodes, rows "
+          f"parsed); the run {run:.1f} s = ServerApp launch {launch:.1f} s + connect {seconds['connect']:.1f} s "
+          f"+ release {seconds['release']:.1f} s ({seconds['release'] / one_process:.1f}× the one-process fit; "
+          f"run: {run / one_process:.1f}×), {release['transport']['steps']} steps")
     print(f"payload bytes per party: {sent[0]:,} ({sent[0] / 1e3:.1f} kB; the rows would be "
           f"{args.rows * args.d * 8 / 1e6:.0f} MB)")
     return 0

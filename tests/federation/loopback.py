@@ -34,18 +34,16 @@ QUIET = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1",
          "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}  # fmt: skip
 
 
-FAST_POLL = """
-import sys, time, types
-import flwr.supernode.start_client_internal as internal
-clock = types.SimpleNamespace(**{k: getattr(time, k) for k in dir(time) if not k.startswith("_")})
-clock.sleep = lambda seconds: time.sleep(min(seconds, 0.1))
-internal.time = clock
-from flwr.supernode.cli.flower_supernode import flower_supernode
-sys.argv[0] = "flower-supernode"
-sys.exit(flower_supernode())
+WARM_NODE = """
+import json, os, sys
+from ddppm.federation.flower import keep_rows
+from ddppm.federation.warm import run_node
+config, port, supernode = json.loads(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
+keep_rows(config["data-path"])
+sys.exit(run_node(supernode, port, dict(os.environ)))
 """
-"""A SuperNode that waits 0.1 s, not Flower's hard-coded 3 s, after a pull that found no message: a test's shim
-(every step of a release costs a SuperNode's poll), never used outside the tests."""
+"""A party as ``ddppm party`` runs it (:mod:`ddppm.federation.warm`): its rows parsed once, its SuperNode with
+process isolation, every message answered in this process."""
 
 
 def free_port() -> int:
@@ -192,9 +190,12 @@ class Federation:
             raise RuntimeError(f"flwr supernode register: {done.stdout}\n{done.stderr}")
 
     def supernode(self, name: str, node_config: dict[str, object], key: Path | None = None,
-                  retries: int | None = None, env: dict[str, str] | None = None) -> Process:  # fmt: skip
+                  retries: int | None = None, env: dict[str, str] | None = None,
+                  warm: bool = False) -> Process:  # fmt: skip
+        """A party's SuperNode; ``warm``: with the party's own process answering every message, as ``ddppm party``
+        runs it (:data:`WARM_NODE`), else Flower's process per message."""
         config = " ".join(f"{k}={json.dumps(v)}" for k, v in node_config.items())
-        command = [sys.executable, "-c", FAST_POLL, "--superlink", self.address, "--port", str(free_port()),
+        command = [sys.executable, "-m", "ddppm.federation.supernode", "--superlink", self.address,
                    "--node-config", config]  # fmt: skip
         if self.tls:
             command += ["--root-certificates", str(self.tls["ca"])]
@@ -202,6 +203,10 @@ class Federation:
         else:
             command += ["--insecure"]
         command += ["--max-retries", str(retries)] if retries is not None else []
+        if warm:
+            command = [sys.executable, "-c", WARM_NODE, json.dumps(node_config), str(free_port()), json.dumps(command)]
+        else:
+            command += ["--port", str(free_port())]
         process = Process(name, command, {**self.env(name), **(env or {})}, self.folder / "logs" / f"{name}.log")
         self.processes.append(process)
         return process

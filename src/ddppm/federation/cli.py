@@ -137,8 +137,9 @@ def pd_header(path: Path) -> list[str]:
 
 
 def run_party(args: argparse.Namespace) -> int:
-    """``ddppm party``: check, then become the party's SuperNode (``flower-supernode``)."""
-    from ddppm.federation.flower import read_agreement, read_party_rows
+    """``ddppm party``: check the rows, then serve as the party (:func:`ddppm.federation.warm.run_node`): its
+    SuperNode polling every 0.1 s (:mod:`ddppm.federation.supernode`), every message answered in this process."""
+    from ddppm.federation.flower import keep_rows, read_agreement
     from ddppm.federation.party import Party
 
     try:
@@ -146,21 +147,22 @@ def run_party(args: argparse.Namespace) -> int:
             raise ConfigError("ddppm party: give --root-certificates and --key (TLS and this party's key), or "
                               "--insecure on one machine")  # fmt: skip
         agreement = read_agreement(args.agreement)
-        Party(read_party_rows(args.data), args.index, agreement, ledger=args.ledger)  # the checks; nothing drawn
+        Party(keep_rows(args.data), args.index, agreement, ledger=args.ledger)  # the checks; nothing drawn
     except DDPPMError as error:
         return _fail("party", error)
+    from ddppm.federation.warm import run_node
+
     node = {"data-path": str(args.data.resolve()), "agreement-path": str(args.agreement.resolve()),
             "party-index": args.index}  # fmt: skip
     if args.ledger:
         node["ledger-path"] = str(args.ledger.resolve())
-    command = [_flower("flower-supernode"), "--superlink", args.coordinator, "--port", str(_free_port()),
+    command = [sys.executable, "-m", "ddppm.federation.supernode", "--superlink", args.coordinator,
                "--node-config", " ".join(f"{k}={json.dumps(v)}" for k, v in node.items())]  # fmt: skip
     command += (["--insecure"] if args.insecure else ["--root-certificates", str(args.root_certificates),
                                                       "--auth-supernode-private-key", str(args.key)])  # fmt: skip
     print(f"party {args.index}: {agreement.sizes[args.index]} rows checked; connecting to {args.coordinator}",
           flush=True)  # fmt: skip
-    os.execve(command[0], command, flower_env())
-    return 0  # not reached
+    return run_node(command, _free_port(), flower_env())
 
 
 def run_coordinator(args: argparse.Namespace) -> int:

@@ -61,23 +61,52 @@ def decode(content: RecordDict) -> dict[str, Any]:
     return public
 
 
-def read_party_rows(path: str | Path) -> np.ndarray:
-    """The party's CSV (:func:`ddppm.release.cli.read_records`' rules: a header row, numeric columns), parsed once
-    per version of the file: Flower starts a process per message, and parsing 10⁵ rows each time cost seconds. The
-    parsed rows stay on the party's own machine, readable by its user only, in ``$DDPPM_CACHE_DIR/party-rows/``
-    (default ``~/.cache/ddppm/party-rows/``), under a hash of the file's path, size and modification time; delete
-    the folder after a release to keep no copy."""
+def _rows_key(path: Path) -> str | None:
+    """A version of the party's file: a hash of its path, size and modification time (None: not a file)."""
     import hashlib
+
+    if not path.is_file():
+        return None
+    stat = path.stat()
+    return hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+
+
+_KEPT: dict[str, np.ndarray] = {}
+
+
+def keep_rows(path: str | Path) -> np.ndarray:
+    """The party's rows (:func:`ddppm.release.cli.read_records`' rules: a header row, numeric columns), parsed now
+    and kept in this process's memory for every later message (a warm executor, :mod:`ddppm.federation.warm`,
+    answers every message in this process, so no parsed copy is written to disk)."""
+    from ddppm.release.cli import read_records
+
+    path = Path(path)
+    frame, _ = read_records(path, None)
+    rows = frame.to_numpy(dtype=float)
+    key = _rows_key(path)
+    if key is not None:
+        _KEPT.clear()
+        _KEPT[key] = rows
+    return rows
+
+
+def read_party_rows(path: str | Path) -> np.ndarray:
+    """The party's rows: those :func:`keep_rows` kept in this process if the file has not changed since, else
+    parsed once per version of the file. Under Flower's process per message (a stock SuperNode), parsing 10⁵ rows
+    each time cost seconds, so the parsed rows stay on the party's own machine, readable by its user only, in
+    ``$DDPPM_CACHE_DIR/party-rows/`` (default ``~/.cache/ddppm/party-rows/``), under the file's version; delete the
+    folder after a release to keep no copy. ``ddppm party`` keeps them in memory only."""
     import io
 
     from ddppm.core.io import atomic_write
     from ddppm.release.cli import read_records
 
     path = Path(path)
+    key = _rows_key(path)
+    if key in _KEPT:
+        return _KEPT[key]
     cached = None
-    if path.is_file():
-        stat = path.stat()
-        key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+    if key is not None:
         base = os.environ.get("DDPPM_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         cached = Path(base) / ("party-rows" if os.environ.get("DDPPM_CACHE_DIR") else "ddppm/party-rows") / f"{key}.npy"
         if cached.is_file():
@@ -153,16 +182,33 @@ def party_secure(msg: Message, context: Context) -> Message:
     return Message(secure_reply(value, float(config["scale"])), reply_to=msg)
 
 
+_LIVE: dict[tuple[int, int], tuple[str, Party]] = {}
+"""The parties of the run this process answered last, by (run, node), each with the state it saved (a warm
+executor's process answers every message of its node: :mod:`ddppm.federation.warm`)."""
+
+
 def _answer(context: Context, step: str, public: dict[str, Any]) -> np.ndarray:
-    """Rebuild this node's party from its files and its saved state, answer ``step``, save the state."""
+    """Answer ``step`` as this node's party and save its state. The party is the one this process kept from the
+    run's previous message if the saved state is the one it left; otherwise it is rebuilt from its files and the
+    saved state (Flower's process per message; a restarted executor). Both answer the same bits (tested)."""
     node = context.node_config
     party_state = context.state.config_records.get("party")
-    ledger = str(node["ledger-path"]) if "ledger-path" in node else None
-    party = Party(read_party_rows(str(node["data-path"])), int(node["party-index"]),
-                  read_agreement(str(node["agreement-path"])), ledger=ledger,
-                  state=json.loads(str(party_state["state"])) if party_state is not None else None)  # fmt: skip
+    saved = str(party_state["state"]) if party_state is not None else None
+    key = (context.run_id, context.node_id)
+    for other in [k for k in _LIVE if k[0] != context.run_id]:
+        del _LIVE[other]  # a new run: the previous run's parties are done
+    live = _LIVE.pop(key, None)
+    if live is not None and live[0] == saved:
+        party = live[1]
+    else:
+        ledger = str(node["ledger-path"]) if "ledger-path" in node else None
+        party = Party(read_party_rows(str(node["data-path"])), int(node["party-index"]),
+                      read_agreement(str(node["agreement-path"])), ledger=ledger,
+                      state=json.loads(saved) if saved is not None else None)  # fmt: skip
     value = party.answer(step, public)
-    context.state.config_records["party"] = ConfigRecord({"state": json.dumps(party.state)})
+    state = json.dumps(party.state)
+    context.state.config_records["party"] = ConfigRecord({"state": state})
+    _LIVE[key] = (state, party)
     return np.asarray(value, float)
 
 
@@ -192,6 +238,10 @@ class FlowerTransport:
         messages = [Message(encode({**public, "step": step}), dst_node_id=node, message_type="query",
                             group_id=f"{self.round}:{step}") for node in nodes]  # fmt: skip
         ids = list(self.grid.push_messages(messages))
+        gone = [self.names[j] for j, i in enumerate(ids) if i is None]  # the SuperLink no longer knows its node
+        if gone:
+            raise PartyFailed(gone[0], step_name or step, f"{gone}: the SuperLink could not deliver the message (the "
+                              "party's node left)")  # fmt: skip
         pending = set(ids)
         replies: dict[str, Message] = {}
         deadline = time.monotonic() + self.timeout
@@ -273,24 +323,49 @@ def connect(grid: Grid, agreement: Agreement, timeout: float) -> tuple[list[int]
 
 @serverapp.main()
 def coordinator_main(grid: Grid, context: Context) -> None:
-    """Run one federated release and write it (module docstring)."""
+    """Run one federated release and write it (module docstring); on any failure, the release file holds the error
+    alone, and nothing is released."""
+    out = Path(str(context.run_config["out-path"]))
+    try:
+        document = _release(grid, context)
+    except Exception as error:
+        reason = str(error) if isinstance(error, DDPPMError) else (f"the coordinator failed ({type(error).__name__}: "
+                                                                   f"{error}); nothing is released")  # fmt: skip
+        write_text_atomic(out, json.dumps({"error": reason}) + "\n")
+        raise
+    write_text_atomic(out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def _release(grid: Grid, context: Context) -> dict[str, Any]:
     config = context.run_config
+    _fast_pulls()
     agreement = read_agreement(str(config["agreement-path"]))
     timeout = float(config.get("timeout", 120.0))
+    started = time.monotonic()
     nodes, d = connect(grid, agreement, timeout)
+    connected = time.monotonic()
     secure = agreement.trust == "secure_aggregation" and bool(config.get("secure-aggregation", True))
     transport = FlowerTransport(grid, nodes, timeout, secure=context if secure else None)
     transport.scales = step_scales(PublicRelease(agreement, d))
-    try:
-        release = coordinate(transport, agreement, d)
-    except DDPPMError as error:
-        write_text_atomic(Path(str(config["out-path"])), json.dumps({"error": str(error)}) + "\n")
-        raise
-    document = {"components": release.components.tolist(), "mean": release.mean.tolist(),
-                "scale": release.scale.tolist(), "privacy": release.certificate.to_dict(),
-                "transport": {"steps": transport.steps, "payload_bytes_per_party": transport.received,
-                              "secure_aggregation": transport.secure}}  # fmt: skip
-    write_text_atomic(Path(str(config["out-path"])), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    release = coordinate(transport, agreement, d)
+    return {"components": release.components.tolist(), "mean": release.mean.tolist(),
+            "scale": release.scale.tolist(), "privacy": release.certificate.to_dict(),
+            "transport": {"steps": transport.steps, "payload_bytes_per_party": transport.received,
+                          "secure_aggregation": transport.secure,
+                          "seconds": {"connect": round(connected - started, 3),
+                                      "release": round(time.monotonic() - connected, 3)}}}  # fmt: skip
+
+
+def _fast_pulls() -> None:
+    """Let the coordinator's Grid retry a reply it cannot fetch yet after 10 ms, not Flower 1.42's 1 s (its
+    ``pull_objects`` default, which the Grid does not let a ServerApp set): the first try often misses, and a
+    second per step was a third of a release's time (docs/federation.md, "Speed")."""
+    import functools
+
+    import flwr.superlink.grid.http_grid as http_grid
+    from flwr.supercore.inflatable.inflatable_utils import pull_objects
+
+    http_grid.pull_objects = functools.partial(pull_objects, initial_backoff=0.01, backoff_cap=0.5)
 
 
 def step_scales(public: PublicRelease) -> Any:

@@ -137,7 +137,11 @@ class Party:
         """The publicly prepared rows, re-prepared in the released box (centring only: at the common scale)."""
         key = "boxed" if public is not None else "prepared"
         if key not in self._prepared:
-            Z = prepare_public(self._records, self.public.bounds, self.public.normalization)
+            prepared = self._prepared.get("prepared")  # the box's rounds prepared them already: the same bits
+            if prepared is not None and public is not None:
+                Z = prepared.copy()
+            else:
+                Z = prepare_public(self._records, self.public.bounds, self.public.normalization)
             if public is not None:
                 if public.get("lower") is not None:
                     Z = to_box(Z, public["lower"], public["upper"], overwrite=True)

@@ -1,0 +1,197 @@
+"""A party's warm executor: the party's own process answers every message of a run (docs/federation.md, "Speed").
+
+Flower 1.42's SuperNode, by default (``--isolation subprocess``), starts a new ``flwr-clientapp`` process for every
+message: about 1.5 s of imports and of loading the app per step of a release, more when several parties share a
+machine. With ``--isolation process`` the SuperNode runs no ClientApp itself; it hands each message, as a task with
+a one-time token, to whatever process asks its runtime API (127.0.0.1 only). :func:`serve` is that process: it asks
+for tasks, runs ddppm's :data:`~ddppm.federation.flower.clientapp` on each in this process (imports loaded once,
+the party's rows parsed once and kept in memory: :func:`~ddppm.federation.flower.keep_rows`), and hands the reply
+and the updated state back, the steps Flower's own ``flwr-clientapp`` takes (``flwr.supernode.runtime.
+run_clientapp``: pull the task's input, run the app, push the reply, push the task's output).
+
+It runs only ddppm's ClientApp, the one installed with this party's ddppm: the app bundle (FAB) that the
+coordinator ships with the run is never installed or imported. A run of another app is refused with an error
+reply. The replies are the same messages as under subprocess isolation (tested): the party's state between
+messages lives in Flower's context, as there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from logging import ERROR
+from pathlib import Path
+
+from flwr.app import Context, Message
+from flwr.app.error import Error
+from flwr.common.constant import ErrorCode, SubStatus
+from flwr.common.serde import context_from_proto, run_from_proto
+from flwr.proto.node_pb2 import Node
+from flwr.proto.runtime_pb2 import AcquireTaskRequest, PullAppMessagesRequest, PullTaskInputRequest
+from flwr.supercore import log
+from flwr.supercore.constant import TaskType
+from flwr.supercore.heartbeat import HeartbeatSender, make_task_heartbeat_fn_http
+from flwr.supercore.inflatable.inflatable_protobuf_utils import (
+    make_confirm_message_received_fn_protobuf,
+    make_pull_object_fn_protobuf,
+)
+from flwr.supercore.inflatable.inflatable_utils import pull_and_inflate_object_from_tree
+from flwr.supercore.interceptors import (
+    RuntimeTokenHttpInterceptor,
+    RuntimeVersionHttpInterceptor,
+    SuperExecAuthHttpInterceptor,
+)
+from flwr.supercore.retry import make_simple_http_retry_invoker
+from flwr.supercore.run import Run
+from flwr.supercore.runtime import RuntimeHttpClient
+from flwr.supercore.task_identity import TaskIdentity
+from flwr.supernode.runtime.run_clientapp import push_message, push_task_output
+
+from ddppm.federation.flower import clientapp
+
+POLL_SECONDS = 0.05
+"""How often the executor asks the SuperNode for a task (Flower's own SuperExec: 1 s, or its environment's
+``FLWR_SUPEREXEC_TASK_POLL_INTERVAL``)."""
+
+APP_NAME = "ddppm-federation"
+"""The app this executor runs (``src/ddppm/federation/app/pyproject.toml``'s project name)."""
+
+ACQUIRE = "/flwr.proto.Runtime/AcquireTask"
+"""The runtime API's method that hands out tasks: signed with the SuperNode's secret (:func:`run_node`)."""
+
+TASK_RETRY_SECONDS = 30.0
+"""How long a task's requests to the SuperNode are retried (Flower's own ClientApp: forever) before the task fails."""
+
+
+def _client(address: str, *interceptors: object, retry: bool = True) -> RuntimeHttpClient:
+    """A client of the SuperNode's runtime API on loopback; ``retry``: Flower's retries, for at most
+    :data:`TASK_RETRY_SECONDS` (the polling client has none: a failed poll is retried by the loop, which first
+    checks that the SuperNode is alive)."""
+    invoker = None
+    if retry:
+        invoker = make_simple_http_retry_invoker()
+        invoker.max_time = TASK_RETRY_SECONDS
+    return RuntimeHttpClient.from_server_address(
+        server_address=address, insecure=True, root_certificates=None,
+        interceptors=[RuntimeVersionHttpInterceptor(component_name="flwr-clientapp"), *interceptors],
+        retry_invoker=invoker)  # fmt: skip
+
+
+def pull_task_input(client: RuntimeHttpClient) -> tuple[Message, Context, Run]:
+    """The task's message, context and run: ``flwr.supernode.runtime.run_clientapp.pull_task_input``'s steps, but
+    retrying an object the SuperNode has not stored yet after 10 ms, not Flower's 1 s (its first try usually
+    misses: a second per message, most of a step's time)."""
+    task = client.PullTaskInput(PullTaskInputRequest())
+    TaskIdentity.task_id, TaskIdentity.run_id = task.task_id, task.run.run_id  # as Flower's ClientApp sets them
+    TaskIdentity.node_id = task.context.node_id
+    context, run = context_from_proto(task.context), run_from_proto(task.run)
+    pulled = client.PullMessages(PullAppMessagesRequest())
+    if not pulled.messages_list:
+        raise RuntimeError("no message from the SuperNode's runtime API")
+    node, tree = Node(node_id=context.node_id), pulled.message_object_trees[0]
+    message = pull_and_inflate_object_from_tree(
+        tree, make_pull_object_fn_protobuf(client.PullObject, node, context.run_id),
+        make_confirm_message_received_fn_protobuf(client.ConfirmMessageReceived, node, context.run_id),
+        return_type=Message, initial_backoff=0.01, backoff_cap=0.5)  # fmt: skip
+    message.metadata.__dict__["_message_id"] = tree.object_id
+    return message, context, run
+
+
+def run_task(address: str, token: str) -> bool:
+    """Run one task (one message to this party) with its token; True if the app answered without an error."""
+    client = _client(address, RuntimeTokenHttpInterceptor(token))
+    heartbeat = HeartbeatSender(make_task_heartbeat_fn_http(client))
+    message, context, reply = None, None, None
+    status, details = SubStatus.FAILED, "ClientApp task failed"
+    try:
+        heartbeat.start()
+        message, context, run = pull_task_input(client)
+        if run.fab_id.split("/")[-1] != APP_NAME:
+            raise PermissionError(f"this party runs only ddppm's {APP_NAME}, not {run.fab_id!r}")
+        reply = clientapp(message=message, context=context)
+        status, details = SubStatus.COMPLETED, ""
+    except Exception as error:  # noqa: BLE001 (any failure becomes the error reply the coordinator names)
+        log(ERROR, "ddppm party: the task failed", exc_info=error)
+        details = f"{type(error).__name__}: {error}"
+        if message is not None:
+            reply = Message(Error(code=ErrorCode.CLIENT_APP_RAISED_EXCEPTION, reason=details), reply_to=message)
+    finally:
+        try:
+            if reply is not None and context is not None:
+                push_message(client, reply, context)
+            push_task_output(client, context, status, details)
+        finally:
+            if heartbeat.is_running:
+                heartbeat.stop()
+            client.close()
+    return status == SubStatus.COMPLETED
+
+
+def serve(address: str, running: Callable[[], bool] = lambda: True, secret: bytes | None = None) -> None:
+    """Ask the SuperNode at ``address`` (its runtime API) for tasks and run each, while ``running()`` (false once
+    the party is told to stop, or its SuperNode's process has ended). ``secret``: the SuperNode's SuperExec secret,
+    which signs every request for a task (no other process on the machine can take the party's messages)."""
+    from ddppm.release.noise import opendp_module
+
+    opendp_module()  # the secure sampler's imports, once, before the first step waits for them
+    signed = [SuperExecAuthHttpInterceptor(master_secret=secret, protected_methods=frozenset({ACQUIRE}))]
+    client = _client(address, *(signed if secret else []), retry=False)
+    try:
+        while running():
+            try:
+                found = client.AcquireTask(AcquireTaskRequest(supported_task_types=[TaskType.CLIENT_APP]))
+            except Exception:  # noqa: BLE001 (the SuperNode not up yet, or gone: running() decides)
+                time.sleep(0.2)
+                continue
+            if found.HasField("task") and found.token:
+                run_task(address, found.token)
+            else:
+                time.sleep(POLL_SECONDS)
+    finally:
+        client.close()
+
+
+def run_node(supernode: list[str], port: int, env: dict[str, str]) -> int:
+    """Start the party's SuperNode (``supernode``: its command, without ``--isolation`` and ``--port``) with
+    process isolation, its runtime API on 127.0.0.1:``port`` and a fresh SuperExec secret (a file readable by this
+    user only, removed at the end), and serve its tasks here until it ends; SIGTERM and SIGINT stop both. The
+    SuperNode is told to die with this process (``PR_SET_PDEATHSIG``), so a killed party leaves no SuperNode behind.
+    Returns the SuperNode's exit status."""
+    import contextlib
+    import ctypes
+    import os
+    import secrets
+    import signal
+    import subprocess
+    import tempfile
+
+    def die_with_parent() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+    secret = secrets.token_bytes(32)
+    handle, secret_file = tempfile.mkstemp(prefix="ddppm-party-")  # mode 0600
+    os.write(handle, secret)
+    os.close(handle)
+    command = [*supernode, "--isolation", "process", "--port", str(port), "--superexec-auth-secret-file", secret_file]
+    stopped: list[int] = []
+
+    def on_signal(number: int, _frame: object) -> None:
+        stopped.append(number)  # no lock here: a handler that takes one can deadlock with the interrupted code
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    node = subprocess.Popen(command, env=env, preexec_fn=die_with_parent)  # noqa: PLW1509 (a single-threaded parent)
+    try:
+        serve(f"127.0.0.1:{port}", lambda: not stopped and node.poll() is None, secret=secret)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if node.poll() is None:
+            node.terminate()
+            try:
+                node.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                node.kill()
+                node.wait()
+        Path(secret_file).unlink(missing_ok=True)
+    return int(node.returncode or 0)
