@@ -4,13 +4,16 @@
     .venv/bin/python benchmarks/bench_federation.py                      # 4 parties × 10⁵ rows, d = 50, k = 2
     .venv/bin/python benchmarks/bench_federation.py --rows 20000 --d 10 --flower-poll
 
-The conventional method (trust ``local``), secure noise, the deployment engine with TLS and SuperNode keys (the
-tests' harness, ``tests/federation/loopback.py``). Times: the one-process ``PrivatePCA.fit(X, parties=...)``;
-Flower's start-up (SuperLink ready, keys registered, every SuperNode connected); the run (from ``flwr run`` to the
-release file). The SuperNodes poll every 0.1 s (the tests' shim) unless ``--flower-poll``: Flower 1.42 waits a
-hard-coded 3 s after every empty poll, up to 3 s per step. Bytes: each party's reply payloads, as the coordinator
-counts them (float64 arrays; without Flower's framing). Data: a spiked Gaussian, N(0, C) in d dimensions with
-eigenvalues 4, 2, then 1 in a random basis, declared bounds ± 8 (twice ± 4 sd; public, from the design).
+The conventional method at trust ``local`` (or ``--method cape --trust secure_aggregation``: through SecAgg+),
+secure noise, the deployment engine with TLS and SuperNode keys (the tests' harness, ``tests/federation/
+loopback.py``), each party as ``ddppm party`` runs it (``--per-message``: stock SuperNodes, a ClientApp process per
+message). Times: the one-process ``PrivatePCA.fit(X, parties=...)``; Flower's start-up (SuperLink ready, keys
+registered, every SuperNode connected, rows parsed); the run (from ``flwr run`` to the release file), split as the
+coordinator times it (ServerApp launch, the parties' hello, the release's private steps). The SuperNodes poll
+every 0.1 s unless ``--flower-poll`` (Flower 1.42's hard-coded 3 s). Bytes: each party's reply payloads, as the
+coordinator counts them (float64 arrays; without Flower's framing). Data: a spiked Gaussian, N(0, C) in d
+dimensions with eigenvalues 4, 2, then 1 in a random basis, declared bounds ± 8 (twice ± 4 sd; public, from the
+design).
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--d", type=int, default=50)
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--eps", type=float, default=1.0)
+    parser.add_argument("--method", default="conventional")
+    parser.add_argument("--trust", default="local", choices=("local", "secure_aggregation"))
     parser.add_argument("--flower-poll", action="store_true", help="Flower's own 3 s poll, not the tests' 0.1 s")
     parser.add_argument("--per-message", action="store_true",
                         help="Flower's process per message (stock SuperNodes), not the parties' warm executors")
@@ -58,9 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     bounds = {"source": "the simulation's design: ± 4 sd, twice", "all_features": [-8.0, 8.0]}
     delta = 1e-9
     started = time.perf_counter()
-    PrivatePCA(args.k, args.eps, delta, bounds, trust="local", method="conventional").fit(X, parties=labels)
+    PrivatePCA(args.k, args.eps, delta, bounds, trust=args.trust, method=args.method).fit(X, parties=labels)
     one_process = time.perf_counter() - started
-    agreement = Agreement(args.k, args.eps, delta, bounds, sizes, "conventional")
+    agreement = Agreement(args.k, args.eps, delta, bounds, sizes, args.method, trust=args.trust)
     if args.flower_poll:
         os.environ["DDPPM_SUPERNODE_POLL"] = "3"  # Flower's own waits (ddppm.federation.supernode)
     with tempfile.TemporaryDirectory(prefix="bench-federation-") as folder:
@@ -96,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds = release["transport"]["seconds"]
     launch = run - seconds["connect"] - seconds["release"]
     parties = "Flower's process per message" if args.per_message else "warm parties (ddppm party)"
-    print(f"{args.parties} parties × {args.rows} rows, d = {args.d}, k = {args.k}, conventional, TLS, {parties}, "
+    print(f"{args.parties} parties × {args.rows} rows, d = {args.d}, k = {args.k}, {args.method} at trust "
+          f"{args.trust}, TLS, {parties}, "
           f"{'Flower poll 3 s' if args.flower_poll else 'poll 0.1 s'}")
     print(f"one process: {one_process:.2f} s; Flower start-up {start_up:.1f} s (SuperLink, keys, SuperNodes, rows "
           f"parsed); the run {run:.1f} s = ServerApp launch {launch:.1f} s + connect {seconds['connect']:.1f} s "
