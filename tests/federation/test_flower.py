@@ -143,8 +143,9 @@ def test_a_supernode_killed_mid_run_is_named_and_nothing_is_released(wine, tmp_p
         assert out.exists(), {p.name: p.lines[-10:] for p in running.processes}
         result = json.loads(out.read_text())
     assert set(result) == {"error"} and "party 2" in result["error"] and "nothing is released" in result["error"]
-    # our timeout, or Flower's own heartbeat check, whichever sees the dead node first
-    assert "did not answer within 8 s" in result["error"] or "Node Unavailable" in result["error"]
+    # our timeout; Flower's heartbeat check; or, killed mid-upload, the reply's parts given up after the timeout
+    reasons = ("did not answer within 8 s", "Node Unavailable", "Reply message objects are unavailable")
+    assert any(reason in result["error"] for reason in reasons), result["error"]
     assert running.leftovers() == []
     for j in range(3):  # every party had sent its first reply: each ledger keeps it
         assert len(json.loads((tmp_path / f"party{j}" / "ledger.json").read_text())["releases"]) == 1

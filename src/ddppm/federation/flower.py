@@ -338,9 +338,9 @@ def coordinator_main(grid: Grid, context: Context) -> None:
 
 def _release(grid: Grid, context: Context) -> dict[str, Any]:
     config = context.run_config
-    _fast_pulls()
     agreement = read_agreement(str(config["agreement-path"]))
     timeout = float(config.get("timeout", 120.0))
+    _quick_pulls(timeout)
     started = time.monotonic()
     nodes, d = connect(grid, agreement, timeout)
     connected = time.monotonic()
@@ -356,16 +356,18 @@ def _release(grid: Grid, context: Context) -> dict[str, Any]:
                                       "release": round(time.monotonic() - connected, 3)}}}  # fmt: skip
 
 
-def _fast_pulls() -> None:
-    """Let the coordinator's Grid retry a reply it cannot fetch yet after 10 ms, not Flower 1.42's 1 s (its
-    ``pull_objects`` default, which the Grid does not let a ServerApp set): the first try often misses, and a
-    second per step was a third of a release's time (docs/federation.md, "Speed")."""
+def _quick_pulls(timeout: float) -> None:
+    """Let the coordinator's Grid retry a reply it cannot fetch yet after 10 ms, not Flower 1.42's 1 s, and give up
+    after ``timeout`` seconds, not two hours (its ``pull_objects`` defaults, which the Grid does not let a ServerApp
+    set). The first try often misses: a second per step was a third of a release's time. A party that dies while
+    it uploads its reply leaves parts that never come: the Grid then returns an error reply, which names the party,
+    instead of waiting for them (docs/federation.md, "Speed", "Faults")."""
     import functools
 
     import flwr.superlink.grid.http_grid as http_grid
     from flwr.supercore.inflatable.inflatable_utils import pull_objects
 
-    http_grid.pull_objects = functools.partial(pull_objects, initial_backoff=0.01, backoff_cap=0.5)
+    http_grid.pull_objects = functools.partial(pull_objects, initial_backoff=0.01, backoff_cap=0.5, max_time=timeout)
 
 
 def step_scales(public: PublicRelease) -> Any:

@@ -80,7 +80,7 @@ def _client(address: str, *interceptors: object, retry: bool = True) -> RuntimeH
 def pull_task_input(client: RuntimeHttpClient) -> tuple[Message, Context, Run]:
     """The task's message, context and run: ``flwr.supernode.runtime.run_clientapp.pull_task_input``'s steps, but
     retrying an object the SuperNode has not stored yet after 10 ms, not Flower's 1 s (its first try usually
-    misses: a second per message, most of a step's time)."""
+    misses: a second per message, most of a step's time), and for :data:`TASK_RETRY_SECONDS`, not two hours."""
     task = client.PullTaskInput(PullTaskInputRequest())
     TaskIdentity.task_id, TaskIdentity.run_id = task.task_id, task.run.run_id  # as Flower's ClientApp sets them
     TaskIdentity.node_id = task.context.node_id
@@ -92,7 +92,7 @@ def pull_task_input(client: RuntimeHttpClient) -> tuple[Message, Context, Run]:
     message = pull_and_inflate_object_from_tree(
         tree, make_pull_object_fn_protobuf(client.PullObject, node, context.run_id),
         make_confirm_message_received_fn_protobuf(client.ConfirmMessageReceived, node, context.run_id),
-        return_type=Message, initial_backoff=0.01, backoff_cap=0.5)  # fmt: skip
+        return_type=Message, initial_backoff=0.01, backoff_cap=0.5, max_time=TASK_RETRY_SECONDS)  # fmt: skip
     message.metadata.__dict__["_message_id"] = tree.object_id
     return message, context, run
 
