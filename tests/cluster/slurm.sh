@@ -202,6 +202,13 @@ stop_if_stale() {  # stop_if_stale DIR -> 0 if DIR's cluster was stale and is no
 }
 
 # ------------------------------------------------------------------ start ---
+pause_for_test() {  # pause_for_test NAME: with SLURM_TEST_START_PAUSE=NAME, wait 60 s here (the teardown tests
+    # signal the start at that moment)
+    [[ "${SLURM_TEST_START_PAUSE:-}" == "$1" ]] || return 0
+    log "pausing after $1 (SLURM_TEST_START_PAUSE) ..."
+    sleep 60
+}
+
 cmd_start() {
     [[ $# -eq 1 ]] || die "usage: $PROG start DIR"
     [[ "$(uname -s)" == "Linux" ]] || die "only Linux is supported."
@@ -221,6 +228,8 @@ cmd_start() {
         fi
     done
     echo "${SLURM_TEST_OWNER_PID:-$PPID}" >"$dir/owner.pid"
+    # A signal during the start (the owner's teardown ends its children first) stops what was started so far.
+    trap 'log "start interrupted; stopping what was started."; cmd_stop "$dir" >/dev/null 2>&1; exit 143' TERM INT
     # munged wants the socket directory and all its parents world-executable;
     # a pytest tmp dir lives under a 0700 /tmp/pytest-of-USER, so munged is
     # started with --force below, which turns that check into a warning (every
@@ -249,6 +258,7 @@ cmd_start() {
         || { cat "$dir/log/munged.out" >&2; dump_logs "$dir"; die "munged failed to start."; }
     wait_for_file "$dir/munged.pid" 10 \
         || { dump_logs "$dir"; die "munged did not write its pid file (is it running? see $dir/log)."; }
+    pause_for_test munged
     if ! munge -n -S "$sock" 2>/dev/null | unmunge -S "$sock" >/dev/null 2>&1; then
         dump_logs "$dir"
         cmd_stop "$dir" >/dev/null 2>&1
@@ -326,6 +336,7 @@ EOF
         || { cat "$dir/log/slurmctld.out" >&2; dump_logs "$dir"; cmd_stop "$dir" >/dev/null 2>&1; die "slurmctld failed to start."; }
     wait_for_file "$dir/slurmctld.pid" 15 \
         || { dump_logs "$dir"; cmd_stop "$dir" >/dev/null 2>&1; die "slurmctld did not write its pid file."; }
+    pause_for_test slurmctld
     log "starting slurmd (node $node, port $slurmd_port) ..."
     slurmd -N "$node" </dev/null >"$dir/log/slurmd.out" 2>&1 \
         || { cat "$dir/log/slurmd.out" >&2; dump_logs "$dir"; cmd_stop "$dir" >/dev/null 2>&1; die "slurmd failed to start."; }
@@ -432,6 +443,31 @@ kill_leftover_steps() {  # kill_leftover_steps DIR
     kill -KILL $pids 2>/dev/null || true
 }
 
+kill_strays() {  # kill_strays DIR
+    # A daemon of THIS cluster that no pid file names (a start interrupted before the daemon wrote it): munged's
+    # command line names DIR, slurmctld's and slurmd's environment our SLURM_CONF.
+    local dir="$1" p name strays=()
+    for p in /proc/[0-9]*; do
+        name="$(cat "$p/comm" 2>/dev/null)" || continue
+        case "$name" in munged | slurmctld | slurmd) ;; *) continue ;; esac
+        if tr '\0' '\n' 2>/dev/null <"$p/cmdline" | grep -qF "$dir/" \
+            || tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qxF "SLURM_CONF=$dir/slurm.conf"; then
+            strays+=("${p#/proc/}")
+        fi
+    done
+    ((${#strays[@]})) || return 0
+    log "stopping daemons of this cluster that no pid file names: pids ${strays[*]}"
+    kill -TERM "${strays[@]}" 2>/dev/null || true
+    local i alive
+    for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+        alive=0
+        for p in "${strays[@]}"; do pid_alive "$p" && alive=1; done
+        ((alive)) || return 0
+        sleep 0.1
+    done
+    kill -KILL "${strays[@]}" 2>/dev/null || true
+}
+
 cmd_stop() {
     [[ $# -eq 1 ]] || { log "usage: $PROG stop DIR"; return 0; }
     local dir="$1"
@@ -460,6 +496,7 @@ cmd_stop() {
     kill_leftover_steps "$dir"
     stop_daemon "$dir" slurmctld
     stop_daemon "$dir" munged
+    kill_strays "$dir"
     rm -f "$dir/munge/munge.socket" "$dir/munge/munge.socket.lock"
     unlink_default_conf "$dir"
     return 0

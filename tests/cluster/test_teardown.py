@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.harness import STOP_TIMEOUT_S, alive, daemon_pids, slurm_sh, stop
+from tests.cluster.harness import (
+    CHILDREN_GRACE_S,
+    STOP_TIMEOUT_S,
+    alive,
+    cluster_processes,
+    daemon_pids,
+    slurm_sh,
+    stop,
+)
 
 pytestmark = pytest.mark.cluster
 
@@ -48,14 +56,18 @@ def _all_running(state_dir: Path) -> bool:
     return all(alive(pid) for pid in pids.values())
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_killed_owner_stops_its_cluster(tmp_path, sig):
+@pytest.mark.parametrize("sig,twice", [(signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGTERM, True)],
+                         ids=["SIGTERM", "SIGINT", "SIGTERM-as-timeout-sends-it"])  # fmt: skip
+def test_a_killed_owner_stops_its_cluster(tmp_path, sig, twice):
     """The fixture's cluster (tests/cluster/harness.running_cluster) held by a subprocess, which gets SIGTERM or
-    SIGINT: no daemon is left and the default-configuration link is gone."""
+    SIGINT: no daemon is left and the default-configuration link is gone. ``twice``: as ``timeout`` sends it, to
+    the process and then to its process group (a second signal that found the default action back in place ended
+    the run before its cluster was stopped: issue 63)."""
     state, ready = tmp_path / "cluster", tmp_path / "ready"
     holder = subprocess.Popen(
         [sys.executable, "-m", "tests.cluster.harness", "hold", str(state), str(ready)],
         cwd=REPO,
+        process_group=0,
         # As a terminal's Ctrl-C finds it, however this test run was started (a shell starts background jobs
         # with SIGINT ignored, and the child would inherit that).
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -72,7 +84,10 @@ def test_a_killed_owner_stops_its_cluster(tmp_path, sig):
         assert all(alive(pid) for pid in pids.values()), f"daemons not running before the kill: {pids}"
         assert DEFAULT_CONF_LINK.is_symlink() and os.readlink(DEFAULT_CONF_LINK).startswith(str(state))
         holder.send_signal(sig)
-        holder.wait(timeout=STOP_TIMEOUT_S + 60)  # one stop (the handler's), however loaded the machine
+        if twice:  # the second while the handler runs (timeout's two sends can be this far apart on a busy machine)
+            time.sleep(0.3)
+            os.killpg(holder.pid, sig)
+        holder.wait(timeout=CHILDREN_GRACE_S + STOP_TIMEOUT_S + 60)  # one stop (the handler's), however loaded
         left = {name: pid for name, pid in pids.items() if alive(pid)}
         assert not left, f"daemons left after {sig.name}: {left}"
         assert not DEFAULT_CONF_LINK.is_symlink() or not os.readlink(DEFAULT_CONF_LINK).startswith(str(state))
@@ -124,3 +139,105 @@ def test_a_stale_cluster_is_stopped_by_the_next_start_and_a_live_ones_is_not(tmp
         for state in (stale, fresh, other):
             stop(state)
     assert not any(alive(pid) for state in (stale, fresh) for pid in daemon_pids(state).values())
+
+
+def _holder(state: Path, ready: Path, *snakefile: Path, pause: str = "") -> subprocess.Popen:
+    """A test run's stand-in (``harness.hold``), in a process group of its own, as ``timeout`` runs a command;
+    ``pause``: its cluster's start waits 60 s after starting that daemon (``slurm.sh``'s SLURM_TEST_START_PAUSE)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.cluster.harness", "hold", str(state), str(ready), *map(str, snakefile)],
+        cwd=REPO,
+        env={**os.environ, "SLURM_TEST_START_PAUSE": pause},
+        process_group=0,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _ended(holder: subprocess.Popen, sig: signal.Signals, group: bool = False) -> None:
+    """``sig`` to the holder alone (its handler must end its children), or to its whole process group, as
+    ``timeout`` and a terminal's Ctrl-C send it (the children get it at the same moment as the holder)."""
+    if group:
+        os.killpg(holder.pid, sig)
+    else:
+        holder.send_signal(sig)
+    holder.wait(timeout=CHILDREN_GRACE_S + STOP_TIMEOUT_S + 60)
+    assert holder.returncode != 0, "the holder ended because of the signal, not by itself"
+
+
+@pytest.mark.parametrize("moment", ["munged", "slurmctld"])
+def test_a_signal_during_the_clusters_start_leaves_no_daemon_and_the_next_start_passes(tmp_path, moment):
+    """SIGINT while ``slurm.sh start`` is bringing the daemons up (paused after munged, or after slurmctld): the
+    start's trap and the holder's stop leave no daemon of that cluster (found in /proc, not from pid files); the
+    next start succeeds."""
+    state, ready, after = tmp_path / "cluster", tmp_path / "ready", tmp_path / "after"
+    holder = _holder(state, ready, pause=moment)
+    try:
+        assert _wait(lambda: (state / f"{moment}.pid").exists() or holder.poll() is not None, 120)
+        time.sleep(0.5)  # in the pause
+        assert not ready.exists() and holder.poll() is None, "the start had finished: no signal during it"
+        assert cluster_processes(state), f"{moment} was running"
+        _ended(holder, signal.SIGINT)
+        assert _wait(lambda: not cluster_processes(state), 10), f"daemons left: {cluster_processes(state)}"
+        again = slurm_sh("start", after, timeout=150)
+        assert again.returncode == 0, again.stderr[-2000:]
+        assert _all_running(after)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        stop(state)
+        stop(after)
+    assert not cluster_processes(after)
+
+
+SLEEPER = """
+rule all:
+    input:
+        "done.txt",
+
+rule sleeper:
+    output:
+        "done.txt",
+    resources:
+        runtime=5,
+    shell:
+        "sleep 97; touch {output}"
+"""
+
+
+def _processes_with(text: str) -> list[str]:
+    """The live processes whose command line holds ``text`` (read whole from /proc: ``ps`` cuts long lines)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if entry.name.isdigit() and text in line and int(entry.name) != os.getpid() and alive(int(entry.name)):
+            found.append(f"{entry.name} {line}")
+    return found
+
+
+def test_a_signal_while_snakemake_runs_jobs_on_slurm_leaves_no_daemon_no_snakemake_and_no_job(tmp_path):
+    """SIGTERM to a test run's process group (as ``timeout`` sends it) while its Snakemake driver has a job running
+    on the cluster: the driver, which got the signal too, is waited for first (it cancels its job while slurmctld
+    still answers), then the cluster is stopped; no daemon, no Snakemake and no job's process is left."""
+    state, ready, work = tmp_path / "cluster", tmp_path / "ready", tmp_path / "work"
+    work.mkdir()
+    (work / "Snakefile").write_text(SLEEPER)
+    holder = _holder(state, ready, work / "Snakefile")
+    try:
+        assert _wait(ready.exists, 150), holder.stdout.read() if holder.poll() is not None else "no cluster"
+        assert _wait(lambda: _processes_with("sleep 97"), 120), (work / "snakemake.log").read_text()[-3000:]
+        _ended(holder, signal.SIGTERM, group=True)
+        assert _wait(lambda: not cluster_processes(state), 10), f"daemons left: {cluster_processes(state)}"
+        assert _wait(lambda: not _processes_with(str(work)) and not _processes_with("sleep 97"), 10), (
+            _processes_with(str(work)) + _processes_with("sleep 97")
+        )
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        stop(state)
