@@ -12,7 +12,15 @@ import sklearn.datasets as skd
 from ddppm.common_task.settings import oracle_bounds_entry
 from ddppm.core.errors import ConfigError
 from ddppm.data import load_dataset, normalize
-from ddppm.data.public_prep import BOUNDS_FILE, _declared, bounds_from_entry, clipping, prepare_public, public_bounds
+from ddppm.data.public_prep import (
+    BOUNDS_FILE,
+    _declared,
+    bounds_from_entry,
+    check_declared,
+    clipping,
+    prepare_public,
+    public_bounds,
+)
 
 DATASETS = sorted(_declared())
 
@@ -103,6 +111,8 @@ def test_a_data_set_without_bounds_names_the_key_and_the_fix():
         public_bounds("x", 3, {"kind": "declared", "source": "ours", "features": [[0, 1], [0, 1]]})
     with pytest.raises(ConfigError, match="source"):
         public_bounds("x", 1, {"kind": "declared", "source": " ", "all_features": [0, 1]})
+    with pytest.raises(ConfigError, match=r"dataset_options\.mine\.public_bounds: give `features` .* not both"):
+        check_declared("mine", {"kind": "declared", "source": "ours", "features": [[0, 1]], "all_features": [0, 1]})
     assert BOUNDS_FILE.exists()
 
 

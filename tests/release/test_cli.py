@@ -88,6 +88,9 @@ def test_bad_files_write_nothing(wine_files, tmp_path: Path, capsys, edit, match
         (lambda data, bounds: data.write_text("\n".join(data.read_text().splitlines()[:2]) + "\n"), "bad input"),
         (lambda data, bounds: bounds.write_text("source: [unclosed\n"), "not valid YAML"),
         (lambda data, bounds: bounds.write_text("source: units\nrow_norm: -1\n"), "row_norm: -1 must be a positive"),
+        (lambda data, bounds: bounds.write_text(bounds.read_text() + "all_features: [0, 1]\n"), "not both"),
+        (lambda data, bounds: bounds.write_text(bounds.read_text() + "row_norm: 5\n"), "row_norm scales the rows"),
+        (lambda data, bounds: bounds.write_text(bounds.read_text() + "Source: lab\n"), "unknown key 'Source'"),
     ],
 )
 def test_malformed_files_end_in_a_message_not_a_traceback(wine_files, tmp_path: Path, capsys, write, match) -> None:

@@ -71,6 +71,12 @@ def _with(value, row=3, column=1):
         (lambda: _fit(method_options={"iterations": 2.7}), "method_options.iterations: 2.7 must be a positive"),
         (lambda: _fit(method_options={"topology": "moebius"}), "method_options.topology: 'moebius'"),
         (lambda: _fit(method_options={"adjacency": "distance_one"}), "method_options: .*adjacency.* cannot be set"),
+        # unknown and contradictory bounds keys: refused, never ignored (issue 63)
+        (lambda: _fit(bounds={**BOUNDS, "featurs": [[0, 10]] * 4}), r"unknown key 'featurs' \(did you mean 'features'"),
+        (lambda: _fit(bounds={**BOUNDS, "unit": "cm"}), "unknown key 'unit'; the keys are source, kind"),
+        (lambda: _fit(bounds={**BOUNDS, "all_features": [0, 10]}), "give `features` .* or `all_features` .* not both"),
+        (lambda: _fit(bounds={**BOUNDS, "row_norm": 20.0}), "row_norm scales the rows only with standardize=False"),
+        (lambda: _fit(standardize="center", bounds={**BOUNDS, "row_norm": 20.0}), "with standardize='center'"),
     ],
 )
 def test_bad_input_is_refused_before_any_noise(case, match: str) -> None:
@@ -91,3 +97,11 @@ def test_numpy_booleans_read_as_booleans(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.undo()
     model = _fit(standardize=np.True_, noise="simulation", random_state=0)
     assert len(model.privacy_.releases) > 1  # the private standardisation ran
+
+
+def test_a_row_norm_with_feature_bounds_is_read_when_not_standardising() -> None:
+    """Not a contradiction at ``standardize=False``: the rows are scaled by the declared row norm."""
+    from ddppm.release.inputs import declared_bounds
+
+    bounds = declared_bounds({**BOUNDS, "row_norm": 20.0}, 4, False)
+    assert bounds.row_norm == 20.0 and bounds.row_scale == 20.0

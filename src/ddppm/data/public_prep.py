@@ -89,6 +89,9 @@ def bounds_from_entry(entry: dict[str, Any], d: int, key: str) -> PublicBounds:
     """A :class:`PublicBounds` from a config-style entry: ``kind``, ``source`` and either ``features`` (one
     ``[lower, upper]`` per feature) or ``all_features`` (one pair for every feature). ``key`` names the entry in
     errors."""
+    if "features" in entry and "all_features" in entry:
+        raise ConfigError(f"{key}: give `features` (one [lower, upper] per feature) or `all_features` (one pair for "
+                          "every feature), not both")  # fmt: skip
     if "features" in entry:
         pairs = np.asarray(entry["features"], float)
         if pairs.shape != (d, 2):

@@ -21,6 +21,8 @@ BOUNDS_HELP = (
     "8-16 % vol by the assay', 'features': [[8, 16], ...]} (one [lower, upper] per feature), 'all_features': "
     "[lower, upper], or, with standardize=False, 'row_norm': R (docs/release.md, 'A walk-through': the bounds)"
 )
+BOUNDS_KEYS = ("source", "kind", "features", "all_features", "row_norm")
+"""The keys a bounds mapping may hold (:func:`declared_bounds`); any other is refused, not ignored."""
 STANDARDIZE = (True, "center", False)
 """``standardize``: privately centre and scale (True), privately centre only, or neither (the second moment)."""
 NOISES = ("secure", "simulation")
@@ -39,6 +41,7 @@ def declared_bounds(bounds: Any, d: int, standardize: bool | str) -> PublicBound
         return bounds
     if not isinstance(bounds, Mapping):
         raise ConfigError(f"bounds: expected a mapping or PublicBounds, got {type(bounds).__name__}; {BOUNDS_HELP}")
+    _known_and_consistent(bounds, standardize)
     entry = {"kind": "declared", **bounds}
     if "row_norm" in entry:
         entry["row_norm"] = _positive(entry["row_norm"], "bounds.row_norm")
@@ -72,6 +75,25 @@ def declared_bounds(bounds: Any, d: int, standardize: bool | str) -> PublicBound
             raise ConfigError(f"bounds.features: {count} pairs for {d} features; give one [lower, upper] per feature, "
                               "in the columns' order")  # fmt: skip
     return bounds_from_entry(entry, d, "bounds")
+
+
+def _known_and_consistent(bounds: Mapping[str, Any], standardize: bool | str) -> None:
+    """Refuse a key :func:`declared_bounds` does not read (a misspelling would otherwise be ignored, and the bounds
+    it meant to set with it) and keys that contradict each other or the preparation."""
+    import difflib
+
+    unknown = [str(key) for key in bounds if key not in BOUNDS_KEYS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], BOUNDS_KEYS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"bounds: unknown key {unknown[0]!r}{hint}; the keys are {', '.join(BOUNDS_KEYS)}")
+    if "features" in bounds and "all_features" in bounds:
+        raise ConfigError("bounds: give `features` (one [lower, upper] per feature) or `all_features` (one pair for "
+                          "every feature), not both")  # fmt: skip
+    if "row_norm" in bounds and standardize is not False and ("features" in bounds or "all_features" in bounds):
+        raise ConfigError("bounds.row_norm scales the rows only with standardize=False (the second moment); with "
+                          f"standardize={standardize!r} the rows are standardised in the feature bounds and row_norm "
+                          "would be ignored: remove it, or fit with standardize=False")  # fmt: skip
 
 
 def _positive(value: Any, key: str) -> float:
