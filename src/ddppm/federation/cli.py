@@ -3,7 +3,8 @@ three terminals or on three machines (docs/federation.md, "A walk-through").
 
 * ``ddppm agreement`` writes the public agreement (JSON) every party and the coordinator accept;
 * ``ddppm party DATA --agreement A --index J --coordinator HOST:PORT`` checks the party's rows against the
-  agreement (nothing is sent if they fail), then becomes its Flower SuperNode, reading only DATA (and its ledger);
+  agreement (nothing is sent if they fail), then starts its Flower SuperNode and answers every message in its own
+  process (:mod:`ddppm.federation.warm`), reading only DATA (once) and its ledger;
 * ``ddppm coordinate --agreement A --out release.json`` starts a Flower SuperLink, registers the parties' public
   keys, runs the release when every party has connected, writes it atomically and stops the SuperLink.
 
