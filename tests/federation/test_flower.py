@@ -124,7 +124,8 @@ def test_a_supernode_killed_mid_run_is_named_and_nothing_is_released(wine, tmp_p
             node.wait_for("SuperNode ID", 60)
         (tmp_path / "agreement.json").write_text(json.dumps(agreement.to_dict()))
         out = tmp_path / "release.json"
-        config = {"agreement-path": str(tmp_path / "agreement.json"), "out-path": str(out), "timeout": 8.0}
+        # 20 s: under the full suite's load a process per message can take over 8 s to answer the hello
+        config = {"agreement-path": str(tmp_path / "agreement.json"), "out-path": str(out), "timeout": 20.0}
         done = running.flwr("run", str(APP), "local", "--format", "json", "--run-config",
                             " ".join(f"{k}={json.dumps(v)}" for k, v in config.items()))  # fmt: skip
         assert done.returncode == 0, done.stderr
@@ -143,8 +144,10 @@ def test_a_supernode_killed_mid_run_is_named_and_nothing_is_released(wine, tmp_p
         assert out.exists(), {p.name: p.lines[-10:] for p in running.processes}
         result = json.loads(out.read_text())
     assert set(result) == {"error"} and "party 2" in result["error"] and "nothing is released" in result["error"]
-    # our timeout; Flower's heartbeat check; or, killed mid-upload, the reply's parts given up after the timeout
-    reasons = ("did not answer within 8 s", "Node Unavailable", "Reply message objects are unavailable")
+    # our timeout; Flower's heartbeat check; the SuperLink, once the dead node was removed (a warm party's SuperNode
+    # ends gracefully and unregisters); or, killed mid-upload, the reply's parts given up after the timeout
+    reasons = ("did not answer within 20 s", "Node Unavailable", "Message Unavailable",
+               "Reply message objects are unavailable")  # fmt: skip
     assert any(reason in result["error"] for reason in reasons), result["error"]
     assert running.leftovers() == []
     for j in range(3):  # every party had sent its first reply: each ledger keeps it
