@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from tests.processes import alive, descendants
+
 SLURM_SH = Path(__file__).resolve().with_name("slurm.sh")
 DAEMONS = ("munged", "slurmctld", "slurmd")
 START_TIMEOUT_S = 120
@@ -58,43 +60,13 @@ def read_pid(path: Path) -> int | None:
         return None
 
 
-def alive(pid: int | None) -> bool:
-    """True for a running process; an exited one not yet reaped (zombie) counts as gone."""
-    if not pid:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of ``pid`` (from /proc), parents before their children."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(0), []):
-            if child not in found:
-                found.append(child)
-                todo.append(child)
-    return found
-
-
 def end_children(grace: float = CHILDREN_GRACE_S) -> None:
     """End every descendant of this process: SIGINT first (Snakemake cancels its Slurm jobs on an interrupt; on
     SIGTERM it would wait for them to finish), up to ``grace`` seconds; then SIGTERM (a child that ignores SIGINT, as
     a shell's background job does), 5 s; then SIGKILL."""
-    pending = descendants(os.getpid())
+    pending = descendants([os.getpid()])
     for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
-        pending = [pid for pid in [*pending, *descendants(os.getpid())] if alive(pid)]
+        pending = [pid for pid in [*pending, *descendants([os.getpid()])] if alive(pid)]
         for pid in dict.fromkeys(pending):
             with suppress(ProcessLookupError):
                 os.kill(pid, sig)
@@ -158,7 +130,7 @@ def stop_on_signals(state_dir: Path) -> Iterator[dict[str, bool]]:
         # and a second one arriving under the default action would end this process before the cluster is stopped.
         for sig in previous:
             signal.signal(sig, again)
-        note(f"signal {signum}: ending {len(descendants(os.getpid()))} child processes")
+        note(f"signal {signum}: ending {len(descendants([os.getpid()]))} child processes")
         end_children()  # first: whatever they do on SIGTERM may need the cluster, or start a daemon
         note("children ended; stopping the cluster")
         done = stop(state_dir)

@@ -56,17 +56,13 @@ def _all_running(state_dir: Path) -> bool:
     return all(alive(pid) for pid in pids.values())
 
 
-@pytest.mark.parametrize("sig,twice", [(signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGTERM, True)],
-                         ids=["SIGTERM", "SIGINT", "SIGTERM-as-timeout-sends-it"])  # fmt: skip
-def test_a_killed_owner_stops_its_cluster(tmp_path, sig, twice):
-    """The fixture's cluster (tests/cluster/harness.running_cluster) held by a subprocess, which gets SIGTERM or
-    SIGINT: no daemon is left and the default-configuration link is gone. ``twice``: as ``timeout`` sends it, to
-    the process and then to its process group (a second signal that found the default action back in place ended
-    the run before its cluster was stopped: issue 63)."""
-    state, ready = tmp_path / "cluster", tmp_path / "ready"
-    holder = subprocess.Popen(
-        [sys.executable, "-m", "tests.cluster.harness", "hold", str(state), str(ready)],
+def _holder(state: Path, ready: Path, *snakefile: Path, pause: str = "") -> subprocess.Popen:
+    """A test run's stand-in (``harness.hold``), in a process group of its own, as ``timeout`` runs a command;
+    ``pause``: its cluster's start waits 60 s after starting that daemon (``slurm.sh``'s SLURM_TEST_START_PAUSE)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.cluster.harness", "hold", str(state), str(ready), *map(str, snakefile)],
         cwd=REPO,
+        env={**os.environ, "SLURM_TEST_START_PAUSE": pause},
         process_group=0,
         # As a terminal's Ctrl-C finds it, however this test run was started (a shell starts background jobs
         # with SIGINT ignored, and the child would inherit that).
@@ -76,6 +72,17 @@ def test_a_killed_owner_stops_its_cluster(tmp_path, sig, twice):
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+@pytest.mark.parametrize("sig,twice", [(signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGTERM, True)],
+                         ids=["SIGTERM", "SIGINT", "SIGTERM-as-timeout-sends-it"])  # fmt: skip
+def test_a_killed_owner_stops_its_cluster(tmp_path, sig, twice):
+    """The fixture's cluster (tests/cluster/harness.running_cluster) held by a subprocess, which gets SIGTERM or
+    SIGINT: no daemon is left and the default-configuration link is gone. ``twice``: as ``timeout`` sends it, to
+    the process and then to its process group (a second signal that found the default action back in place ended
+    the run before its cluster was stopped: issue 63)."""
+    state, ready = tmp_path / "cluster", tmp_path / "ready"
+    holder = _holder(state, ready)
     try:
         assert _wait(ready.exists, 150), (
             f"the cluster never came up:\n{holder.stdout.read() if holder.poll() is not None else ''}"
@@ -139,22 +146,6 @@ def test_a_stale_cluster_is_stopped_by_the_next_start_and_a_live_ones_is_not(tmp
         for state in (stale, fresh, other):
             stop(state)
     assert not any(alive(pid) for state in (stale, fresh) for pid in daemon_pids(state).values())
-
-
-def _holder(state: Path, ready: Path, *snakefile: Path, pause: str = "") -> subprocess.Popen:
-    """A test run's stand-in (``harness.hold``), in a process group of its own, as ``timeout`` runs a command;
-    ``pause``: its cluster's start waits 60 s after starting that daemon (``slurm.sh``'s SLURM_TEST_START_PAUSE)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.cluster.harness", "hold", str(state), str(ready), *map(str, snakefile)],
-        cwd=REPO,
-        env={**os.environ, "SLURM_TEST_START_PAUSE": pause},
-        process_group=0,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
 
 
 def _ended(holder: subprocess.Popen, sig: signal.Signals, group: bool = False) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import ddppm
+from tests.processes import alive, descendants
 
 BIN = Path(sys.executable).parent
 APP = Path(ddppm.__file__).parent / "federation" / "app"
@@ -138,23 +139,6 @@ class Process:
         raise TimeoutError(f"{self.name}: no {text!r} within {timeout} s")
 
 
-def descendants(pids: list[int]) -> set[int]:
-    """Every live descendant of ``pids`` (from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(parent, []).append(int(entry.name))
-    found, todo = set(), list(pids)
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
 @dataclass
 class Federation:
     """A running SuperLink and its parties' SuperNodes (:func:`federation`)."""
@@ -240,9 +224,9 @@ class Federation:
             except subprocess.TimeoutExpired:
                 os.killpg(process.popen.pid, signal.SIGKILL)
                 process.popen.wait()
-        while any(_alive(pid) for pid in tree) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in tree) and time.monotonic() < deadline:
             time.sleep(0.1)
-        left = [pid for pid in tree if _alive(pid)]
+        left = [pid for pid in tree if alive(pid)]
         for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -251,13 +235,6 @@ class Federation:
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
         return left
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _ready(url: str, ca: Path | None, timeout: float) -> None:
