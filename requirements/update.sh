@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Update the lock: resolve pyproject.toml (with the test, slurm and federation extras) and the build backend to the newest
-# versions the registry serves, with the hash of every file, for Python 3.11 on any platform. Review the diff,
+# Update the lock: resolve pyproject.toml (with the test, slurm, federation and scale extras) and the build backend
+# to the newest versions the registry serves, with the hash of every file, for Python 3.11 on any platform. Review the diff,
 # rerun ./run_tests.sh and the default run (numbers may move with a numpy or scipy release), then commit.
 # Usage: requirements/update.sh            (the one command; uses uv from a throwaway virtual environment)
 set -euo pipefail
@@ -9,7 +9,7 @@ tool=$(mktemp -d)
 trap 'rm -rf "$tool"' EXIT
 python3 -m venv "$tool"
 "$tool/bin/pip" install --quiet uv
-"$tool/bin/uv" pip compile pyproject.toml requirements/build.in --extra test --extra slurm --extra federation \
+"$tool/bin/uv" pip compile pyproject.toml requirements/build.in --extra test --extra slurm --extra federation --extra scale \
   --generate-hashes --universal --python-version 3.11 --no-header -o requirements/ddppm.lock
 "$tool/bin/uv" pip compile requirements/peers.in --generate-hashes --universal --python-version 3.11 --no-header \
   -o requirements/peers.lock

@@ -40,7 +40,7 @@ def test_the_agreement_command_writes_the_agreement_the_api_builds(files):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--method", "analyze_gauss"], "no federated protocol yet"),
+        (["--method", "ldppca_gaussian"], "no federated protocol yet"),
         (["--method", "nope"], "is not a method"),
         (["--method", "cape"], "needs trust 'secure_aggregation'"),
         (["--method", "conventional", "--sizes", "60;60"], "--sizes"),

@@ -118,3 +118,25 @@ def test_a_bounds_file_missing_a_column_is_named(wine_files, tmp_path: Path, cap
     code = main(["fit", str(data), "--bounds", str(bounds), "--k", "1", "--eps", "1", "--delta", "1e-5",
                  "--parties", "hospital", "--out", str(tmp_path / "r.json")])  # fmt: skip
     assert code == 2 and "missing ['proline']" in capsys.readouterr().err
+
+
+def test_fit_reads_a_parquet_folder_a_batch_at_a_time(wine_files, tmp_path: Path) -> None:
+    """A folder of Parquet files, and a CSV with --stream, are released whole (every row, the columns named); a
+    party column is refused there (one holder reads every row)."""
+    data, bounds = wine_files
+    frame = pd.read_csv(data).drop(columns="hospital")
+    folder = tmp_path / "wine"
+    folder.mkdir()
+    for j, start in enumerate(range(0, len(frame), 50)):
+        frame.iloc[start : start + 50].to_parquet(folder / f"part-{j}.parquet")
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    common = ["--bounds", str(bounds), "--k", "2", "--eps", "3", "--delta", "1e-6", "--method", "analyze_gauss"]
+    assert main(["fit", str(folder), *common, "--out", str(tmp_path / "parquet.json")]) == 0
+    assert main(["fit", str(tmp_path / "plain.csv"), "--stream", *common, "--out", str(tmp_path / "csv.json")]) == 0
+    for name in ("parquet.json", "csv.json"):
+        release = json.loads((tmp_path / name).read_text())
+        assert release["columns"] == list(frame.columns) and release["privacy"]["n"] == len(frame)
+        V = np.asarray(release["components"])
+        np.testing.assert_allclose(V @ V.T, np.eye(2), atol=1e-10)
+    refused = main(["fit", str(folder), *common, "--parties", "hospital", "--out", str(tmp_path / "no.json")])
+    assert refused == 2 and not (tmp_path / "no.json").exists()

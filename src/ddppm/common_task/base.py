@@ -162,6 +162,9 @@ class CommonTaskMethod(ABC):
     federated: ClassVar[bool] = False
     """True for a method that runs across parties that never pool their rows (:mod:`ddppm.federation`): it
     defines :meth:`party_release` (and :meth:`federated_estimate` if a sum and its top k are not its answer)."""
+    streams: ClassVar[bool] = False
+    """True for a federated method whose party releases a function of its rows' ``XᵀX`` alone (``party.gram()``):
+    it runs on rows read a block at a time (:mod:`ddppm.release.stream`)."""
     secure_sum_only: ClassVar[bool] = False
     """True for a federated method whose parties each add a share of the noise only: with secure noise it runs
     through secure aggregation alone, so that nobody sees one party's release."""

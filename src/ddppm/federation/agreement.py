@@ -44,17 +44,21 @@ class Agreement:
     def __post_init__(self) -> None:
         object.__setattr__(self, "sizes", tuple(int(s) for s in self.sizes))
         object.__setattr__(self, "standardize", standardize_choice(self.standardize))
-        if len(self.sizes) < 2 or min(self.sizes) < 1:
-            raise ConfigError(f"agreement: sizes {list(self.sizes)} must give two or more parties, each with rows")
-        if self.trust not in FEDERATED_TRUST:
-            raise ConfigError(f"agreement: trust {self.trust!r} must be one of {FEDERATED_TRUST} (with a curator, "
-                              "fit in one process: PrivatePCA)")  # fmt: skip
+        self._check_holders()
         if self.method == "auto":
             raise ConfigError("agreement: name the method (the parties agree on it before the run; `ddppm advise` "
                               "chooses one from public parameters)")  # fmt: skip
         check_choices(self.standardize, self.noise, self.seed)
         check_budget(self.epsilon, self.delta, self.n)
         method_options(self.method_options)
+
+    def _check_holders(self) -> None:
+        """Two or more parties, each with rows, at a trust level a federation serves."""
+        if len(self.sizes) < 2 or min(self.sizes) < 1:
+            raise ConfigError(f"agreement: sizes {list(self.sizes)} must give two or more parties, each with rows")
+        if self.trust not in FEDERATED_TRUST:
+            raise ConfigError(f"agreement: trust {self.trust!r} must be one of {FEDERATED_TRUST} (with a curator, "
+                              "fit in one process: PrivatePCA)")  # fmt: skip
 
     @property
     def n(self) -> int:

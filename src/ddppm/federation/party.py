@@ -95,25 +95,45 @@ class Party:
                 self.ledger.spend(self._records, method.name, self.agreement.epsilon, self.agreement.delta,
                                   gaussian=not (method.pure_dp or method.failure_test))  # fmt: skip
             self._saved["charged"] = True
-        noise = self.public.noise
-        if step == "box_counts":
-            counts = bin_counts(self._boxed(None), public["lower"], public["upper"], self.public.plan.range.bins)
-            return self._noisy(counts.astype(float), noise.sigma_range)
-        if step == "sums":
-            Z = self._boxed(public)
-            total = self._noisy(Z.sum(axis=0), noise.sigma_sum)
-            if not self.public.plan.scale:
-                return total
-            return np.concatenate([total, self._noisy(column_squares(Z), noise.sigma_squares)])
-        if step == "norm_counts":
-            released = Released(public["mean"], public.get("variance"))
-            counts = norm_counts(centred_norms(self._boxed(public), released), public["radii"])
-            return self._noisy(counts, noise.sigma_radius)
+        if step in STATISTICS:
+            return self._noisy_statistic(step, self._statistic(step, public))
         if step.startswith("method"):
-            if self.rows is None:
-                self.rows = self._standardised(public)
+            self._prepare_method(public)
             return protocol_of(self.public.method).party_release(self, step, public)
         raise ConfigError(f"party {self.index}: unknown step {step!r}")
+
+    @property
+    def size(self) -> int:
+        """This party's count of rows (public: the agreement's)."""
+        return int(self.agreement.sizes[self.index])
+
+    def gram(self) -> np.ndarray:
+        """``XᵀX`` of this party's standardised rows (d × d), computed once per run: what every method but the
+        per-row ones releases a noisy function of."""
+        if "gram" not in self._prepared:
+            self._prepared["gram"] = self.rows.T @ self.rows
+        return self._prepared["gram"]
+
+    def _statistic(self, step: str, public: dict[str, Any]) -> np.ndarray:
+        """The statistic of ``step`` (one of :data:`STATISTICS`) of this party's rows, before its noise."""
+        return step_statistic(step, self._boxed(None if step == "box_counts" else public), self.public, public)
+
+    def _noisy_statistic(self, step: str, total: np.ndarray) -> np.ndarray:
+        """``total`` (:meth:`_statistic`) plus this party's noise, drawn in the one-process fit's order."""
+        noise = self.public.noise
+        if step == "box_counts":
+            return self._noisy(total, noise.sigma_range)
+        if step == "norm_counts":
+            return self._noisy(total, noise.sigma_radius)
+        if not self.public.plan.scale:
+            return self._noisy(total, noise.sigma_sum)
+        d = self.public.d
+        return np.concatenate([self._noisy(total[:d], noise.sigma_sum), self._noisy(total[d:], noise.sigma_squares)])
+
+    def _prepare_method(self, public: dict[str, Any]) -> None:
+        """Standardise the rows once, with the released statistics in ``public``, before the method's steps."""
+        if self.rows is None:
+            self.rows = self._standardised(public)
 
     def noise_stream(self, name: str, make: Any) -> Any:
         """The noise source ``name``: simulation: a numpy generator made by ``make()`` the first time, then restored
@@ -134,7 +154,7 @@ class Party:
         return self.noise_stream("method", self.public.method_generator)
 
     def _boxed(self, public: dict[str, Any] | None) -> np.ndarray:
-        """The publicly prepared rows, re-prepared in the released box (centring only: at the common scale)."""
+        """The publicly prepared rows (``public`` None), or those re-prepared in the released box, kept."""
         key = "boxed" if public is not None else "prepared"
         if key not in self._prepared:
             prepared = self._prepared.get("prepared")  # the box's rounds prepared them already: the same bits
@@ -142,13 +162,7 @@ class Party:
                 Z = prepared.copy()
             else:
                 Z = prepare_public(self._records, self.public.bounds, self.public.normalization)
-            if public is not None:
-                if public.get("lower") is not None:
-                    Z = to_box(Z, public["lower"], public["upper"], overwrite=True)
-                if not self.public.plan.scale:
-                    box = self.public.box(public.get("lower"), public.get("upper"))
-                    Z = common_scale(Z, self.public.widths, box, overwrite=True)
-            self._prepared[key] = Z
+            self._prepared[key] = reboxed(Z, self.public, public) if public is not None else Z
         return self._prepared[key]
 
     def _standardised(self, public: dict[str, Any]) -> np.ndarray:
@@ -165,3 +179,42 @@ class Party:
         if self.agreement.noise == "simulation":
             return gaussian_release(statistic, total_std, stream) if self.index == 0 else statistic
         return gaussian_release(statistic, total_std / np.sqrt(len(self.agreement.sizes)), stream)
+
+
+STATISTICS = ("box_counts", "sums", "norm_counts")
+"""The preprocessing's steps: each a sum over rows of a statistic, noised once (:func:`step_statistic`)."""
+
+
+def step_statistic(step: str, boxed: np.ndarray, public: PublicRelease, message: dict[str, Any]) -> np.ndarray:
+    """The statistic of ``step`` of rows ``boxed`` (for ``box_counts`` the publicly prepared rows; otherwise those
+    rows re-prepared in the released box, :func:`reboxed`), a sum over the rows, without noise: the box's histogram
+    (float), the rows' sum (and their squares' sum when scaling), or the histogram of the centred rows' norms."""
+    if step == "box_counts":
+        return bin_counts(boxed, message["lower"], message["upper"], public.plan.range.bins).astype(float)
+    if step == "sums":
+        total = boxed.sum(axis=0)
+        return np.concatenate([total, column_squares(boxed)]) if public.plan.scale else total
+    if step == "norm_counts":
+        released = Released(message["mean"], message.get("variance"))
+        return norm_counts(centred_norms(boxed, released), message["radii"]).astype(float)
+    raise ConfigError(f"unknown step {step!r}")
+
+
+def reboxed(Z: np.ndarray, public: PublicRelease, message: dict[str, Any]) -> np.ndarray:
+    """Publicly prepared rows ``Z`` re-prepared, in place, in the released box (``message``'s lower and upper;
+    centring only: at the common scale)."""
+    if message.get("lower") is not None:
+        Z = to_box(Z, message["lower"], message["upper"], overwrite=True)
+    if not public.plan.scale:
+        Z = common_scale(Z, public.widths, public.box(message.get("lower"), message.get("upper")), overwrite=True)
+    return Z
+
+
+def standardised(Z: np.ndarray, public: PublicRelease, message: dict[str, Any]) -> np.ndarray:
+    """Publicly prepared rows ``Z`` as the method sees them (in place): re-prepared in the box, centred (and
+    scaled) with the released statistics, over the radius, clipped to the unit ball; unchanged when the records
+    are not centred (``message`` has no mean)."""
+    if "mean" not in message:
+        return Z
+    released = Released(message["mean"], message.get("variance"), message.get("radius"))
+    return standardise_rows(reboxed(Z, public, message), released, public.plan, overwrite=True)

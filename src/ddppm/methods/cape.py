@@ -109,6 +109,7 @@ class CAPE(RegisteredMethod, CommonTaskMethod):
         return top_k(np.stack([r.sum(axis=0) for r in releases]), task.k)
 
     federated = True
+    streams = True
     secure_sum_only = True
 
     def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
@@ -116,7 +117,7 @@ class CAPE(RegisteredMethod, CommonTaskMethod):
         ``X_jᵀX_j + g_j``, ``g_j ~ N(0, σ_z²/m)`` from OpenDP: under secure aggregation only the sum is seen, in
         which the zero-sum ``e_j`` cancel (docs/federation.md)."""
         sigma_z = float(party.public.calibration[0].params["sigma"])
-        m, gram = party.public.parties, party.rows.T @ party.rows
+        m, gram = party.public.parties, party.gram()
         if party.agreement.noise == "simulation":
             return gram + cape_noise(party.public.d, m, sigma_z, party.method_noise())[party.index]
         return symmetric_release(gram, sigma_z / np.sqrt(m), party.method_noise())

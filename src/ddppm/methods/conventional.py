@@ -47,6 +47,7 @@ class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
         return top_k(sums, task.k)
 
     federated = True
+    streams = True
 
     def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
         """Party j's release ``X_jᵀX_j + E_j``; with simulation noise the one-process stream, skipping the draws
@@ -56,7 +57,7 @@ class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
         if party.agreement.noise == "simulation":
             for _ in range(party.index):
                 symmetric_gaussian(party.public.d, sigma, rng)
-        return symmetric_release(party.rows.T @ party.rows, sigma, rng)
+        return symmetric_release(party.gram(), sigma, rng)
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """Every agent's release (the upper triangle of its noisy second moment), in the order the estimate draws

@@ -93,6 +93,7 @@ class FederatedPCA(RegisteredMethod, CommonTaskMethod):
     source = "Grammenos et al. 2020 (NeurIPS), MOD-SuLQ of Chaudhuri et al. 2013"
 
     federated = True
+    streams = True
 
     def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
         """Node j's rank-k factor ``U_jΣ_j`` of its MOD-SuLQ release (what an FPCA node sends; a function of its
@@ -102,8 +103,8 @@ class FederatedPCA(RegisteredMethod, CommonTaskMethod):
         if party.agreement.noise == "simulation":
             for _ in range(party.index):
                 symmetric_gaussian(party.public.d, 1.0, rng)  # a node's draw: d × d normals, whatever its scale
-        gram = party.rows.T @ party.rows
-        return symmetric_rank_r(symmetric_release(gram, float(beta_sums[party.index]), rng) / len(party.rows),
+        gram = party.gram()
+        return symmetric_rank_r(symmetric_release(gram, float(beta_sums[party.index]), rng) / party.size,
                                 party.public.k)  # fmt: skip
 
     def federated_noise(self, public: Any) -> float:

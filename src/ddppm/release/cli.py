@@ -1,4 +1,4 @@
-"""``ddppm fit``: a private PCA of a CSV file, for users who do not program (docs/release.md).
+"""``ddppm fit``: a private PCA of a CSV or Parquet file, for users who do not program (docs/release.md).
 
 ``ddppm fit data.csv --bounds bounds.yaml --k 2 --eps 1 --delta 1e-5 --trust central --out release.json`` reads
 the named CSV (a header row, one record per row, numeric columns; ``--parties COLUMN`` names the column saying which
@@ -8,6 +8,8 @@ or ``row_norm`` with ``--no-standardize``). It writes one JSON file, atomically:
 mean and scale, the columns, and the certificate. Every check runs before any noise is drawn; on bad input
 nothing is written and the error names the argument to fix. The count of clipped values goes to the terminal
 only (the estimator's :class:`~ddppm.release.estimator.ClippingWarning`): a statistic of the records, not released.
+A Parquet file, a folder of Parquet files, or a CSV file with ``--stream`` is read a batch at a time
+(:meth:`PrivatePCA.fit_stream <ddppm.release.estimator.PrivatePCA.fit_stream>`): records larger than memory.
 
 ``--ledger FILE`` reserves the release's (ε, δ) in the data set's privacy ledger before anything is drawn
 (:mod:`ddppm.release.ledger`); ``ddppm ledger create FILE --dataset NAME --eps E --delta D`` starts one and
@@ -82,8 +84,11 @@ def read_bounds(path: Path, columns: list[str]) -> dict[str, Any]:
 
 def add_command(commands: Any) -> None:
     """The ``fit`` subcommand's arguments (:func:`ddppm.cli.main`)."""
-    fit = commands.add_parser("fit", help="release a private PCA of a CSV file (reads only that file)")
-    fit.add_argument("data", type=Path, help="CSV file: a header row, one record per row, numeric columns")
+    fit = commands.add_parser("fit", help="release a private PCA of a CSV or Parquet file (reads only that file)")
+    fit.add_argument("data", type=Path, help="CSV file (a header row, one record per row, numeric columns), or a "
+                     "Parquet file or folder of Parquet files (read a batch at a time)")  # fmt: skip
+    fit.add_argument("--stream", action="store_true", help="read a CSV file a batch at a time too (records larger "
+                     "than memory; Parquet always is)")  # fmt: skip
     fit.add_argument("--bounds", type=Path, required=True, help="YAML file of public per-feature bounds")
     fit.add_argument("--k", type=int, required=True, help="principal directions to release")
     fit.add_argument("--eps", type=float, required=True, help="ε of the whole release")
@@ -141,15 +146,28 @@ def ledger_show(args: argparse.Namespace) -> int:
 
 def run_command(args: argparse.Namespace) -> int:
     """Fit, write the release; 2 with a message on bad input (nothing written)."""
+    from ddppm.release.files import PARQUET, file_blocks  # pyarrow.dataset: imported when a file is read
+
     try:
-        frame, parties = read_records(args.data, args.parties)
-        columns = [str(c) for c in frame.columns]
         standardize: bool | str = False if args.no_standardize else ("center" if args.center_only else True)
+        streamed = args.stream or args.data.is_dir() or args.data.suffix in PARQUET
+        if streamed:
+            if args.parties is not None:
+                raise ConfigError("--parties: a streamed data set (Parquet, or --stream) is read by one holder of "
+                                  "every row; parties that keep their rows run `ddppm party` (docs/federation.md)")
+            records = file_blocks(args.data)
+            columns = list(records.columns)
+        else:
+            frame, parties = read_records(args.data, args.parties)
+            columns = [str(c) for c in frame.columns]
         model = PrivatePCA(args.k, args.eps, args.delta, read_bounds(args.bounds, columns), trust=args.trust,
                            method=args.method, standardize=standardize, budget=args.ledger)  # fmt: skip
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ClippingWarning)
-            model.fit(frame.to_numpy(dtype=float), parties=parties)
+            if streamed:
+                model.fit_stream(records)
+            else:
+                model.fit(frame.to_numpy(dtype=float), parties=parties)
     except DDPPMError as error:
         print(f"ddppm fit: {error}", file=sys.stderr)
         return 2

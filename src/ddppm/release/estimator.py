@@ -136,31 +136,86 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
                 entry["mu"] = self.privacy_.mu if gaussian else None
         return self
 
+    def fit_stream(self, blocks: Any, y: Any = None) -> PrivatePCA:
+        """Release the private PCA of rows read a block at a time, by one holder of every row: records larger than
+        memory, in Parquet or CSV files, or on a Dask cluster (:mod:`ddppm.release.stream`).
+
+        ``blocks``: an array, a list of arrays, a function returning a fresh iterable of blocks (called once per
+        pass over the rows), a path to a Parquet file, a folder of them or a CSV file, or a ``dask.array``. The
+        release is :meth:`fit`'s on the stacked rows, up to the order in which their sums are added; the noise is
+        drawn once per statistic, on the total. Methods that need each row (``ldp``, ``dp_pca``, ...) refuse. Every
+        check runs before any noise is drawn (the count of rows, when the source does not know it, is a pass).
+        """
+        from ddppm.release.stream import HolderPlan, StreamingHolder, row_blocks, stream_route, streaming_methods
+
+        source = row_blocks(blocks)
+        n, d = source.shape()
+        standardize = standardize_choice(self.standardize)
+        check_choices(standardize, self.noise, self.random_state)
+        k = check_rank(self.n_components, d)
+        eps, delta = check_budget(self.epsilon, self.delta, n)
+        if self.trust not in TRUST_LEVELS:
+            raise ConfigError(f"trust: {self.trust!r} must be one of {TRUST_LEVELS}")
+        bounds = declared_bounds(self.bounds, d, standardize)
+        method_options(self.method_options)
+        name, choice = self._choose(n, d, 1, eps, delta, k)
+        method = self._checked_method(name, k)
+        if not getattr(method, "streams", False):
+            raise ConfigError(f"method: {name} needs the rows themselves and cannot read them a block at a time; "
+                              f"methods that stream: {streaming_methods()} (or fit the rows in memory)")  # fmt: skip
+        seed = int(np.random.SeedSequence().entropy % 2**63) if self.random_state is None else self.random_state
+        plan = HolderPlan(k, eps, delta, self.bounds, (n,), name, trust=self.trust, standardize=standardize,
+                          noise=self.noise, seed=seed, method_options=dict(self.method_options or {}))  # fmt: skip
+        ledger = ledger_of(self.budget)
+        gaussian = not (method.pure_dp or method.failure_test)
+        with ledger.reserve(source, name, eps, delta, gaussian) if ledger else contextlib.nullcontext() as entry:
+            holder = StreamingHolder(source, plan, d)
+            V, mean, scale = stream_route(holder)
+            own, row = holder.public.calibration
+            certificate = self._certificate(method, choice, 1, n, d, k, eps, delta, bounds, row, own,
+                                            holder.public.noise, holder.public.party_label)  # fmt: skip
+            self._publish(V, mean, scale, certificate, row.feasible, delta, k)
+            self.passes_ = holder.passes
+            if entry is not None:
+                entry["delta"] = self.privacy_.delta
+                entry["mu"] = self.privacy_.mu if gaussian else None
+        self._warn_clipped(source.clipped(lambda block: clipped_count(block, bounds, standardize)))
+        return self
+
     def _release(self, X: np.ndarray, records: RawRecords, method: Any, choice: str, bounds: Any, parts: Any, k: int,
                  eps: float, delta: float, options: dict[str, Any], standardize: bool | str,
                  seed: int) -> None:  # fmt: skip
         """Draw, certify and set the released attributes; raises (nothing set) where the certificate fails."""
         n, d = X.shape
-        name = method.name
         fitted = draw_release(records, method, k, eps, delta, options, standardize, self.noise, seed)
         certificate = self._certificate(method, choice, len(parts), n, d, k, eps, delta, bounds, **fitted["privacy"])
+        self._publish(fitted["V"], fitted["mean"], fitted["scale"], certificate, fitted["privacy"]["row"].feasible,
+                      delta, k)  # fmt: skip
+        self._warn_clipped(clipped_count(X, bounds, standardize))
+
+    def _publish(self, V: np.ndarray, mean: np.ndarray, scale: np.ndarray, certificate: Certificate, feasible: bool,
+                 delta: float, k: int) -> None:  # fmt: skip
+        """Set the released attributes; raises (nothing set) where the certificate fails its target."""
+        name, eps = certificate.method, certificate.epsilon
         tolerance = 1.0 if self.noise == "secure" else 1 + 1e-9  # the bench's calibrations meet δ to 1e-9
-        if not certificate.delta <= delta * tolerance and not fitted["privacy"]["row"].feasible:
+        if not certificate.delta <= delta * tolerance and not feasible:
             raise PrivacyError(f"method: {name}'s own calibration cannot meet (ε = {eps:g}, δ = {delta:g}): its "
                                f"noise gives δ = {certificate.delta:.3g} at ε (e.g. the classic Gaussian σ of `ldp` "
                                "holds for ε < 1 only); nothing is released: choose another method, or method='auto'")
         if not certificate.delta <= delta * tolerance:
             raise PrivacyError(f"the certified δ {certificate.delta:.6g} exceeds the target {delta:g}: nothing is "
                                "released (report this: every calibration should meet its target)")  # fmt: skip
-        self.components_ = np.ascontiguousarray(fitted["V"].T)
-        self.mean_, self.scale_ = fitted["mean"], fitted["scale"]
+        self.components_ = np.ascontiguousarray(V.T)
+        self.mean_, self.scale_ = mean, scale
         self.n_components_ = k
         self.privacy_ = certificate
-        clipped = clipped_count(X, bounds, standardize)
+
+    @staticmethod
+    def _warn_clipped(clipped: int) -> None:
         if clipped:
             warnings.warn(f"{clipped} value(s) fell outside the declared bounds and were clipped (a count of your "
                           "records, for your eyes only: not released, not covered by ε)", ClippingWarning,
-                          stacklevel=3)  # fmt: skip
+                          stacklevel=4)  # fmt: skip
 
     def transform(self, X: Any) -> np.ndarray:
         """Post-processing: ``((X − mean_) / scale_) @ components_ᵀ``."""

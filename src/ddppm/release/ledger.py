@@ -131,7 +131,10 @@ class PrivacyLedger:
         """Reserve (ε, δ) for one release of ``records`` (module docstring); yields the entry. The body draws and
         releases, and may raise the entry's ``delta`` and ``mu`` to the certificate's (a calibration meets its target
         to 1e-9 relative); if it raises, the reservation is removed (nothing was released)."""
-        fingerprint = records_fingerprint(records)
+        if hasattr(records, "fingerprint"):  # rows read a block at a time (ddppm.release.stream): a pass
+            fingerprint, shape = records.fingerprint(), records.shape()
+        else:
+            fingerprint, shape = records_fingerprint(records), records.shape
         entry = {"run": uuid.uuid4().hex, "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                  "method": method, "epsilon": float(epsilon), "delta": float(delta),
                  "mu": float(gdp_mu(epsilon, delta)) if gaussian else None, "status": "pending"}  # fmt: skip
@@ -139,7 +142,7 @@ class PrivacyLedger:
             state = self.state()
             if state["fingerprint"] not in (None, fingerprint):
                 raise LedgerError(f"ledger {self.path} covers data set {state['dataset']!r}, whose records differ "
-                                  f"from these ({records.shape[0]} × {records.shape[1]}): a ledger counts one data "
+                                  f"from these ({shape[0]} × {shape[1]}): a ledger counts one data "
                                   "set's releases; use that data set's own ledger, or create one for this")  # fmt: skip
             ok, words = within_budget([*state["releases"], entry], state["budget"])
             if not ok:

@@ -223,6 +223,7 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
         return run.bases[0]
 
     federated: ClassVar[bool] = True
+    streams: ClassVar[bool] = True
     federated_observer: ClassVar[str] = ("every party, and the coordinator, who relays every message between "
                                          "neighbours (the network view)")  # fmt: skip
 
@@ -231,7 +232,7 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
         message); with simulation noise ``G`` is the one-process draw (:func:`draw`), redrawn whole and indexed."""
         own = party.public.calibration[0]
         t, T, sigma = int(step.split(":")[1]), int(own.params["T"]), float(own.params["sigma"])
-        product = (party.rows.T @ party.rows) @ public["B"][party.index]
+        product = party.gram() @ public["B"][party.index]
         if party.agreement.noise == "simulation":
             shape = (T, party.public.parties, party.public.d, party.public.k)
             G = party.public.method_generator().spawn(2)[1].standard_normal(shape)

@@ -224,11 +224,16 @@ def analyze_gauss(
     C. Dwork, K. Talwar, A. Thakurta and L. Zhang, "Analyze Gauss: optimal bounds for privacy-preserving
     principal component analysis", STOC 2014. One release of the upper triangle of A (sensitivity Δ).
     """
+    out = np.empty((len(noise_rngs), A.shape[0], rank))
+    for r, rng in enumerate(noise_rngs):
+        out[r] = top_eigenvectors(symmetric_release(A, sensitivity * sigma, rng), rank)
+    return out
+
+
+def top_eigenvectors(M: np.ndarray, rank: int) -> np.ndarray:
+    """The ``rank`` leading eigenvectors of the symmetric ``M`` (n × rank), eigenvalues descending: LAPACK's
+    subset solver, as :func:`analyze_gauss` takes them from its release."""
     from scipy.linalg import eigh
 
-    n = A.shape[0]
-    out = np.empty((len(noise_rngs), n, rank))
-    for r, rng in enumerate(noise_rngs):
-        _, vectors = eigh(symmetric_release(A, sensitivity * sigma, rng), subset_by_index=[n - rank, n - 1])
-        out[r] = vectors[:, ::-1]
-    return out
+    n = M.shape[0]
+    return eigh(M, subset_by_index=[n - rank, n - 1])[1][:, ::-1]

@@ -37,9 +37,10 @@ from ddppm.methods.ppm.algorithms import (
     initial_blocks,
     noisy_release,
     private_power_method,
+    top_eigenvectors,
 )
 from ddppm.methods.ppm.linalg import orthonormalize
-from ddppm.privacy.mechanisms import gaussian_release, symmetric_gaussian
+from ddppm.privacy.mechanisms import gaussian_release, symmetric_gaussian, symmetric_release
 
 
 def _streams(rngs: Sequence[np.random.Generator]) -> tuple[list[np.random.Generator], list[np.random.Generator]]:
@@ -92,6 +93,7 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
         return trace.basis
 
     federated: ClassVar[bool] = True
+    streams: ClassVar[bool] = True
 
     def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
         """Client j's ``A_j X^{ℓ−1}`` plus its noise (Alg. 2, line 7): ``N(0, (Δσ)²/s)`` under secure aggregation,
@@ -100,7 +102,7 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
         own, _ = party.public.calibration
         scale = float(own.params["sensitivity"]) * float(own.params["sigma"])
         noise = party.noise_stream("power", lambda: party.method_noise().spawn(2)[1])  # _streams' noise child
-        product = (party.rows.T @ party.rows) @ public["X"]
+        product = party.gram() @ public["X"]
         per_client, aggregate = aggregate_noise_factor(self.noise_model, party.public.parties)
         if party.agreement.noise == "simulation":
             return gaussian_release(product, scale * aggregate, noise) if party.index == 0 else product
@@ -200,3 +202,16 @@ class AnalyzeGaussOnCommonTask(CommonTaskMethod):
 
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         return curator_costs(task)
+
+    federated: ClassVar[bool] = True
+    streams: ClassVar[bool] = True
+
+    def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
+        """The curator's release ``XᵀX + E`` (one holder: :mod:`ddppm.release.stream`), E drawn as
+        :func:`analyze_gauss` draws it from the method stream."""
+        p = party.public.calibration[0].params
+        return symmetric_release(party.gram(), float(p["sensitivity"]) * float(p["sigma"]), party.method_noise())
+
+    def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
+        """The top k of the release, by :func:`analyze_gauss`'s own eigensolver."""
+        return top_eigenvectors(transport.sum("method", message), public.k)

@@ -1,0 +1,75 @@
+"""Records in files read a batch at a time with ``pyarrow.dataset`` (:mod:`ddppm.release.stream`): a Parquet file,
+a folder of Parquet files (one data set: every file has the same columns), or a CSV file (a header row).
+
+A Parquet data set knows its count of rows (its metadata): no counting pass. Every column is a feature unless
+``drop`` names it (``ddppm fit``'s party column is refused with a stream: one holder reads every row). A column that
+is not numeric is refused with its name before any pass; an empty value (null) is refused in the pass that meets it,
+before any noise is drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ddppm.core.errors import ConfigError, DataError
+from ddppm.release.stream import BLOCK_ROWS, RowBlocks
+
+PARQUET = (".parquet", ".pq")
+
+
+def file_blocks(path: Path, batch_rows: int = BLOCK_ROWS) -> RowBlocks:
+    """The records of the file or folder ``path`` as :class:`~ddppm.release.stream.RowBlocks` (module docstring)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix in PARQUET)
+        if not files:
+            raise DataError(f"data: the folder {path} holds no Parquet file (*.parquet)")
+        dataset, counted = ds.dataset([str(p) for p in files], format="parquet"), True
+    elif not path.is_file():
+        raise DataError(f"data: {path} is not a file or a folder")
+    elif path.suffix in PARQUET:
+        dataset, counted = ds.dataset(str(path), format="parquet"), True
+    elif path.suffix == ".csv":
+        dataset, counted = ds.dataset(str(path), format="csv"), False
+    else:
+        raise ConfigError(f"data: {path.name} is not a Parquet (.parquet) or CSV (.csv) file, nor a folder of Parquet "
+                          "files")  # fmt: skip
+    try:
+        schema = dataset.schema
+    except (pa.ArrowInvalid, OSError) as error:
+        raise DataError(f"data: {path.name} cannot be read ({error})") from None
+    columns = [field.name for field in schema]
+    text = [f.name for f in schema if not (pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+                                           or pa.types.is_boolean(f.type) or pa.types.is_null(f.type))]  # fmt: skip
+    if text:
+        raise DataError(f"data: the columns {text} of {path.name} are not numeric; drop them, or encode them as "
+                        "numbers with declared bounds")  # fmt: skip
+
+    def batches() -> Iterator[np.ndarray]:
+        try:
+            for batch in dataset.to_batches(columns=columns, batch_size=batch_rows):
+                yield as_rows(batch, path.name)
+        except pa.ArrowInvalid as error:
+            raise DataError(f"data: {path.name} cannot be read ({error})") from None
+
+    n = dataset.count_rows() if counted else None
+    blocks = RowBlocks(batches, f"data {path.name}", n, columns)
+    if n is not None:
+        blocks._d = len(columns)
+    return blocks
+
+
+def as_rows(batch: object, name: str) -> np.ndarray:
+    """A record batch as a float64 array (rows × columns); a null is refused, naming its column."""
+    out = np.empty((batch.num_rows, batch.num_columns))
+    for j, column in enumerate(batch.columns):
+        if column.null_count:
+            raise DataError(f"data: column {batch.schema.field(j).name!r} of {name} has empty values; a private PCA "
+                            "needs every value (impute them with public rules first)")  # fmt: skip
+        out[:, j] = column.to_numpy(zero_copy_only=False)
+    return out
