@@ -93,7 +93,7 @@ def _fail(command: str, error: Exception) -> int:
 def write_agreement(args: argparse.Namespace) -> int:
     """``ddppm agreement``."""
     from ddppm.federation.agreement import Agreement
-    from ddppm.release.cli import read_bounds
+    from ddppm.release.user_files import read_bounds
 
     try:
         columns = pd_header(args.columns_from) if args.columns_from else []

@@ -75,10 +75,10 @@ _KEPT: dict[str, np.ndarray] = {}
 
 
 def keep_rows(path: str | Path) -> np.ndarray:
-    """The party's rows (:func:`ddppm.release.cli.read_records`' rules: a header row, numeric columns), parsed now
-    and kept in this process's memory for every later message (a warm executor, :mod:`ddppm.federation.warm`,
+    """The party's rows (:func:`ddppm.release.user_files.read_records`' rules: a header row, numeric columns),
+    parsed now and kept in this process's memory for every later message (a warm executor, :mod:`ddppm.federation.warm`,
     answers every message in this process, so no parsed copy is written to disk)."""
-    from ddppm.release.cli import read_records
+    from ddppm.release.user_files import read_records
 
     path = Path(path)
     frame, _ = read_records(path, None)
@@ -99,7 +99,7 @@ def read_party_rows(path: str | Path) -> np.ndarray:
     import io
 
     from ddppm.core.io import atomic_write
-    from ddppm.release.cli import read_records
+    from ddppm.release.user_files import read_records
 
     path = Path(path)
     key = _rows_key(path)

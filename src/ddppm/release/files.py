@@ -1,4 +1,4 @@
-"""Records in files read a batch at a time with ``pyarrow.dataset`` (:mod:`ddppm.release.stream`): a Parquet file,
+"""Records in files read a batch at a time with ``pyarrow.dataset`` (:mod:`ddppm.release.rows`): a Parquet file,
 a folder of Parquet files (one data set: every file has the same columns), or a CSV file (a header row).
 
 A Parquet data set knows its count of rows (its metadata): no counting pass. Every column is a feature unless
@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 
 from ddppm.core.errors import ConfigError, DataError
-from ddppm.release.stream import BLOCK_ROWS, RowBlocks
+from ddppm.release.rows import BLOCK_ROWS, RowBlocks
 
 PARQUET = (".parquet", ".pq")
 
 
 def file_blocks(path: Path, batch_rows: int = BLOCK_ROWS) -> RowBlocks:
-    """The records of the file or folder ``path`` as :class:`~ddppm.release.stream.RowBlocks` (module docstring)."""
+    """The records of the file or folder ``path`` as :class:`~ddppm.release.rows.RowBlocks` (module docstring)."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 

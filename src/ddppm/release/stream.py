@@ -24,8 +24,6 @@ on the cluster by a tree reduction and only the d- or d²-sized totals reach the
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +35,7 @@ from ddppm.data.public_prep import prepare_public
 from ddppm.federation.agreement import Agreement
 from ddppm.federation.party import STATISTICS, Party, reboxed, standardised, step_statistic
 from ddppm.federation.public import PublicRelease
-
-BLOCK_ROWS = 65_536
-"""Rows per block when the source is one array (about 50 MB at d = 100)."""
+from ddppm.release.rows import BLOCK_ROWS, RowBlocks
 
 
 @dataclass(frozen=True)
@@ -50,63 +46,6 @@ class HolderPlan(Agreement):
     def _check_holders(self) -> None:
         if len(self.sizes) != 1 or self.sizes[0] < 2:
             raise ConfigError(f"a streamed release has one holder of two or more rows; got sizes {list(self.sizes)}")
-
-
-class RowBlocks:
-    """Rows a block at a time, readable more than once: ``make()`` returns a fresh iterable of 2-D blocks.
-    ``n`` (when the source knows it) spares a counting pass; ``name`` names the source in errors."""
-
-    def __init__(self, make: Callable[[], Iterable[Any]], name: str, n: int | None = None,
-                 columns: list[str] | None = None) -> None:  # fmt: skip
-        self.make, self.name, self._n, self.columns = make, name, n, columns
-        self._d: int | None = None
-
-    def blocks(self) -> Iterator[np.ndarray]:
-        """The blocks as float64 C arrays, each checked: 2-D, finite, and the same width as the first."""
-        rows = 0
-        for index, block in enumerate(self.make()):
-            array = np.ascontiguousarray(block, dtype=np.float64)
-            if array.ndim != 2:
-                raise DataError(f"{self.name}: block {index} is not 2-D (one record per row)")
-            if self._d is None:
-                self._d = array.shape[1]
-            if array.shape[1] != self._d:
-                raise DataError(f"{self.name}: block {index} has {array.shape[1]} columns, the first had {self._d}")
-            if not np.all(np.isfinite(array)):
-                raise DataError(f"{self.name}: block {index} (rows from {rows}) holds NaN, infinite or empty values; "
-                                "a private PCA needs every value (impute them with public rules first)")  # fmt: skip
-            rows += array.shape[0]
-            if array.shape[0]:
-                yield array
-
-    def shape(self) -> tuple[int, int]:
-        """``(n, d)``: a counting pass (reading only) unless the source knows n and d."""
-        if self._n is None or self._d is None:
-            self._n = sum(block.shape[0] for block in self.blocks())
-        if self._d is None:
-            raise DataError(f"{self.name}: no records")
-        return self._n, self._d
-
-    def total(self, statistic: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """``Σ_blocks statistic(block)``, added in the blocks' order."""
-        total = None
-        for block in self.blocks():
-            value = statistic(block)
-            total = value if total is None else total + value
-        if total is None:
-            raise DataError(f"{self.name}: no records")
-        return total
-
-    def fingerprint(self) -> str:
-        """The ledger's fingerprint of these records (:func:`~ddppm.release.ledger.records_fingerprint`: their
-        shape and float64 bytes in order), a pass."""
-        digest = hashlib.sha256(f"{self.shape()}".encode())
-        for block in self.blocks():
-            digest.update(block.tobytes())
-        return f"sha256:{digest.hexdigest()}"
-
-    def clipped(self, count: Callable[[np.ndarray], int]) -> int:
-        return int(self.total(lambda block: np.array([count(block)]))[0])
 
 
 def row_blocks(source: Any, block_rows: int = BLOCK_ROWS) -> Any:
