@@ -390,3 +390,17 @@ def test_which_method_markdown_names_the_best_per_trust_level() -> None:
     assert "over at least 10 independent units" in lines[4]
     assert "s (secure_aggregation): 40 draws, a tie at the cap" in lines[4]
     assert "`d` 0.500 [0.490, 0.510]" in which_method_markdown(which, summary, k=2)
+
+
+def test_a_shape_only_task_has_the_counts_and_no_rows():
+    """10⁹ rows cost nothing: the calibrations read n, d, k, m and each agent's count (the federation's and the
+    streamed release's certificates equal the one-process fit's, tests/federation and tests/release/test_stream)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    task = CommonTask.shape_only([10**9, 5, 7], 100, 3, None, 4)
+    assert (task.n, task.d, task.k, task.m, task.consensus) == (10**9 + 12, 100, 3, 3, 4)
+    assert [len(p) for p in task.parts] == [10**9, 5, 7] and task.parts[2][0] == 10**9 + 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # kB
+    with pytest.raises(DataError, match="rank k = 100"):
+        CommonTask.shape_only([10], 100, 100)

@@ -49,6 +49,21 @@ class CommonTask:
             raise DataError("common task: the agents' row sets must partition the rows 0..n-1")
 
     @classmethod
+    def shape_only(cls, sizes: Any, d: int, k: int, W: np.ndarray | None = None, consensus: int = 1) -> CommonTask:
+        """A task of the agents' row counts ``sizes`` and d features without rows (a zero-memory array of zeros,
+        each agent's rows a ``range``): what a calibration reads (n, d, k, m, each agent's count), never the rows.
+        Unchecked but for k: at 10⁸ rows the checks alone would allocate gigabytes."""
+        if not 1 <= k < d:
+            raise DataError(f"common task: rank k = {k} must satisfy 1 <= k < d = {d}")
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        task = object.__new__(cls)
+        rows = np.broadcast_to(np.zeros(1), (int(starts[-1]), int(d)))
+        parts = tuple(range(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:], strict=True))
+        for name, value in (("X", rows), ("parts", parts), ("k", int(k)), ("W", W), ("consensus", int(consensus))):
+            object.__setattr__(task, name, value)
+        return task
+
+    @classmethod
     def from_problem(cls, problem: Any, k: int) -> CommonTask:
         """The task on a :class:`~ddppm.core.problem.DistributedProblem` (the pipeline's data, partition and
         network): its stacked rows, each agent's rows, its mixing matrix."""

@@ -73,12 +73,7 @@ class PublicRelease:
     @cached_property
     def calibration(self) -> tuple[Any, Any]:
         """The method's own calibration and the whole route's (:func:`calibrate_end_to_end`), on the public shape."""
-        parts, start = [], 0
-        for size in self.agreement.sizes:
-            parts.append(np.arange(start, start + size))
-            start += size
-        shape_only = np.broadcast_to(np.zeros(1), (self.agreement.n, self.d))
-        task = CommonTask(shape_only, tuple(parts), self.k, None, int(self.options["consensus"]))
+        task = CommonTask.shape_only(self.agreement.sizes, self.d, self.k, None, int(self.options["consensus"]))
         return calibrate_end_to_end(self.method, task, float(self.agreement.epsilon), self.limit, self.noise,
                                     self.options)  # fmt: skip
 
