@@ -6,6 +6,11 @@ columns that time something (their names say so: ``seconds``, ``_s``, ``time``),
 stop on a wall-clock budget), the provenance table (it names commits), and the Monte-Carlo runs' file layout (a
 job per (dataset, method) since issue 49; the runs themselves are compared, row for row, after concatenation).
 Exit status 1 if anything differs.
+
+``--rtol 1e-8`` (issue 62: "tables may move in their last bits") compares the numeric columns to that relative
+tolerance instead (``|new − old| ≤ rtol·|old|``; a value that was 0 must stay 0), the others exactly, and prints
+the largest relative change of each table that moved at all: the tolerance report of a run after an exact-arithmetic
+shortcut. Exit status 1 if any table moves beyond it or changes shape or a non-numeric value.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 TIMING = re.compile(r"(seconds|_s$|^s$|time|duration|elapsed)", re.IGNORECASE)
@@ -50,22 +56,56 @@ def runs(root: Path) -> pd.DataFrame:
     return frame.sort_values(RUN_ORDER, kind="stable").reset_index(drop=True)
 
 
-def compare(old: Path, new: Path) -> list[str]:
-    problems = []
+def largest_change(old: pd.DataFrame, new: pd.DataFrame) -> float:
+    """The largest relative change ``|new − old|/|old|`` over the numeric cells (inf where a 0 moved); the frames
+    must have the same shape, columns and non-numeric values (else ``AssertionError``)."""
+    numeric = [c for c in old.columns if pd.api.types.is_float_dtype(old[c])]
+    pd.testing.assert_frame_equal(old.drop(columns=numeric), new.drop(columns=numeric), check_exact=True)
+    pd.testing.assert_index_equal(old.columns, new.columns)
+    largest = 0.0
+    for column in numeric:
+        a, b = old[column].to_numpy(float), new[column].to_numpy(float)
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
+        if same.all():
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            change = np.where(same, 0.0, np.abs(b - a) / np.abs(a))
+        largest = max(largest, float(np.nanmax(np.where(np.isnan(change), np.inf, change))))
+    return largest
+
+
+def _check(rel: str, old: pd.DataFrame, new: pd.DataFrame, rtol: float | None, report: dict[str, float]) -> str | None:
+    """One table's problem (None: equal, or within ``rtol``; its largest change recorded in ``report``)."""
+    try:
+        if rtol is None:
+            pd.testing.assert_frame_equal(old, new, check_exact=True)
+            return None
+        change = largest_change(old, new)
+    except AssertionError as exc:
+        return f"{rel}: {str(exc).splitlines()[0:4]}"
+    if change > 0:
+        report[rel] = change
+    return None if change <= rtol else f"{rel}: a value moved by {change:.3g} relative, beyond {rtol:g}"
+
+
+def compare(old: Path, new: Path, rtol: float | None = None) -> list[str]:
+    """Every table of ``old`` against ``new`` (module docstring): the problems, one line each."""
+    problems, report = [], {}
     before, after = tables(old), tables(new)
     for rel in sorted(set(before) ^ set(after)):
         problems.append(f"{rel}: only in {'the old' if rel in before else 'the new'} run")
     for rel in sorted(set(before) & set(after)):
-        try:
-            pd.testing.assert_frame_equal(comparable(read(before[rel])), comparable(read(after[rel])), check_exact=True)
-        except AssertionError as exc:
-            problems.append(f"{rel}: {str(exc).splitlines()[0:4]}")
+        problem = _check(rel, comparable(read(before[rel])), comparable(read(after[rel])), rtol, report)
+        problems += [problem] if problem else []
     if (old / "runs").is_dir() and (new / "runs").is_dir():
-        try:
-            pd.testing.assert_frame_equal(runs(old), runs(new), check_exact=True)
-        except AssertionError as exc:
-            problems.append(f"runs/: {str(exc).splitlines()[0:4]}")
-    print(f"compared {len(set(before) & set(after))} tables and the Monte-Carlo runs: {len(problems)} differ")
+        problem = _check("runs/", runs(old), runs(new), rtol, report)
+        problems += [problem] if problem else []
+    print(f"compared {len(set(before) & set(after))} tables and the Monte-Carlo runs: {len(problems)} differ"
+          + (f" beyond {rtol:g} relative" if rtol is not None else ""))  # fmt: skip
+    if rtol is not None:
+        print(f"{len(report)} moved at all; the largest relative change of each:")
+        for rel, change in sorted(report.items(), key=lambda item: -item[1]):
+            print(f"  {change:.3g}  {rel}")
     return problems
 
 
@@ -73,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("old", type=Path)
     parser.add_argument("new", type=Path)
+    parser.add_argument("--rtol", type=float, help="relative tolerance of numeric values (default: exact)")
     args = parser.parse_args(argv)
-    problems = compare(args.old, args.new)
+    problems = compare(args.old, args.new, args.rtol)
     for line in problems:
         print(line)
     return 1 if problems else 0
