@@ -4,6 +4,7 @@ infinities, rates above 1, unknown trust levels. Every case ends in an answer (e
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from ddppm.cli import main
 
-CASES = 80
+CASES = int(os.environ.get("DDPPM_FUZZ_CASES", 80))
 
 
 def mostly(good: st.SearchStrategy, bad: st.SearchStrategy) -> st.SearchStrategy:
@@ -32,7 +33,7 @@ deltas = mostly(st.sampled_from(["1e-6", "1e-8"]), st.sampled_from(["0", "1", "2
 def test_generated_arguments_get_an_answer_or_one_clear_message(capsys: pytest.CaptureFixture) -> None:
     outcomes: list[int] = []
 
-    @settings(max_examples=CASES, deadline=None, database=None,
+    @settings(max_examples=CASES, deadline=None, database=None, derandomize="DDPPM_FUZZ_CASES" not in os.environ,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
     @given(n=integers, d=small, m=mostly(st.sampled_from(["1", "4"]), st.sampled_from(["0", "-2", "10**9"])), k=ranks,
            eps=reals, delta=deltas, trust=mostly(st.sampled_from(["central", "local", "secure_aggregation"]),

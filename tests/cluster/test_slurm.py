@@ -429,3 +429,40 @@ def test_pipeline_on_slurm_matches_local(slurm_cluster, tiny_run, tmp_path, caps
             f"{len(files)} Parquet/CSV results equal; wall time local {tiny_run['seconds']:.1f} s "
             f"(killed and resumed), Slurm {slurm_s:.1f} s"
         )
+
+
+@pytest.mark.skipif(os.environ.get("DDPPM_SLURM_CHAOS") != "1",
+                    reason="by hand (about 10 min): DDPPM_SLURM_CHAOS=1 pytest tests/cluster -k killed_driver -s")
+def test_a_killed_driver_on_slurm_resumes_to_the_local_tables(slurm_cluster, tiny_run, tmp_path, capsys):
+    """Issue 63, once on Slurm: the Snakemake driver of the sharded Slurm run gets SIGKILL (its process group: the
+    jobs already submitted keep running on the cluster) once some of its jobs have finished; ``--unlock``, then the
+    resume with ``--rerun-incomplete`` finishes, and every table equals the session's local run."""
+    import signal
+
+    _skip_if_node_too_small(slurm_cluster)
+    assert tiny_run["resumed"].returncode == 0, "the local reference run failed"
+    slurm_dir = tmp_path / "slurm"
+    slurm_dir.mkdir()
+    _copy_repo(slurm_dir)
+    command = [*_snakemake(), *SLURM_TARGETS, "--configfile", TINY, SHARDS, *_slurm_args()]
+    env = _slurm_env(slurm_cluster, slurm_dir)
+    started = time.monotonic()
+    driver = subprocess.Popen(command, cwd=slurm_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)  # fmt: skip
+    finished = slurm_dir / TINY_RESULTS / "data"
+    while driver.poll() is None and not list(finished.rglob("*.parquet")) and time.monotonic() - started < 600:
+        time.sleep(1)  # the data sets are made: Slurm jobs have finished, others are queued or running
+    time.sleep(20)
+    assert driver.poll() is None, "the run ended before the kill"
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.wait()
+    killed_at = time.monotonic() - started
+    done_before = len(list((slurm_dir / TINY_RESULTS).rglob("*.parquet")))
+    subprocess.run([*_snakemake(), "--configfile", TINY, "--unlock"], cwd=slurm_dir, env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    resume = [*SLURM_TARGETS, "--configfile", TINY, SHARDS, "--rerun-incomplete"]
+    _, slurm_s = _run_snakemake_on_slurm(slurm_dir, resume, slurm_cluster, capsys, "resumed")
+    files = _assert_same_results(tiny_run["work"], slurm_dir, TINY_RESULTS, subset=True)
+    with capsys.disabled():
+        print(f"[cluster] driver killed at {killed_at:.0f} s with {done_before} Parquet tables written; resumed in "
+              f"{slurm_s:.0f} s; {len(files)} Parquet/CSV results equal the local run's")

@@ -6,6 +6,7 @@ records (whose shape is the one the config's validation reads first, ``file_shap
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from ddppm.data.local_file import file_shape, read_local_file
 from tests.release.test_cli_fuzz import csv_texts
 
 KEY = "dataset_options.mine"
-CASES = 200
+CASES = int(os.environ.get("DDPPM_FUZZ_CASES", 200))
 options = st.fixed_dictionaries({}, optional={
     "columns": st.sampled_from([["alcohol", "hue"], [0, 2], [5], ["nope"], [True], "alcohol", []]),
     "drop_columns": st.sampled_from([["ash"], [1], ["alcohol", "ash", "hue"], [-1]]),
@@ -30,7 +31,8 @@ options = st.fixed_dictionaries({}, optional={
 def test_malformed_user_files_load_or_name_the_key(tmp_path: Path) -> None:
     outcomes: list[str] = []
 
-    @settings(max_examples=CASES, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=CASES, deadline=None, database=None, derandomize="DDPPM_FUZZ_CASES" not in os.environ,
+              suppress_health_check=[HealthCheck.too_slow])
     @given(text=csv_texts(), chosen=options)
     def case(text: str, chosen: dict[str, Any]) -> None:
         path = tmp_path / "mine.csv"

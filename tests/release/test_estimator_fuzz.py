@@ -5,6 +5,7 @@ missing and unknown keys. Every case ends in a release or in a ``ValueError`` (d
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 from ddppm import PrivatePCA
 from ddppm.release import noise
 
-CASES = 150
+CASES = int(os.environ.get("DDPPM_FUZZ_CASES", 150))
 values = st.one_of(st.floats(-30, 30), st.sampled_from([np.nan, np.inf, -np.inf, 1e308, -1e308, 5e-324, 0.0]))
 arrays = st.one_of(
     hnp.arrays(np.float64, st.tuples(st.integers(4, 12), st.integers(2, 5)), elements=st.floats(-40, 40)),  # clean
@@ -36,7 +37,7 @@ bounds = st.one_of(
     }),
     st.sampled_from([None, "units", 42, [[-30, 30]], {"source"}]),
 )  # fmt: skip
-settings_ = settings(max_examples=CASES, deadline=None, database=None,
+settings_ = settings(max_examples=CASES, deadline=None, database=None, derandomize="DDPPM_FUZZ_CASES" not in os.environ,
                      suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
 
 

@@ -99,14 +99,15 @@ Slurm, the tiny configuration, the benchmark scripts' own logic (``benchmarks/``
 
 def test_tests_mirror_the_source_tree() -> None:
     """A module's tests are found by its path: ``tests/<package path>/test_<module>[_<topic>].py`` tests
-    ``src/ddppm/<package path>/<module>.py`` (``test_<package>.py``: the package as a whole; ``tests/test_<module>.py``
-    a module at the top of ``src/ddppm``)."""
+    ``src/ddppm/<package path>/<module>.py`` (``test_<package>.py``: the package as a whole;
+    ``tests/test_<module>[_<topic>].py`` a module at the top of ``src/ddppm``)."""
     tests = REPO / "tests"
     source = REPO / "src" / "ddppm"
     files = [p for p in tests.rglob("test_*.py") if p.relative_to(tests).parts[0] not in TEST_ONLY_FOLDERS]
     assert len(files) > 40
     top_level = {m.stem for m in source.glob("*.py")}
-    stray = [p.name for p in tests.glob("test_*.py") if p.stem.removeprefix("test_") not in top_level]
+    named = {p.name: p.stem.removeprefix("test_") for p in tests.glob("test_*.py")}
+    stray = [name for name, stem in named.items() if not any(stem == m or stem.startswith(f"{m}_") for m in top_level)]
     assert not stray, f"test files outside a package folder that name no top-level module of ddppm: {stray}"
     wrong = []
     for path in files:
