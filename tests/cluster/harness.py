@@ -168,11 +168,19 @@ def running_cluster(state_dir: Path) -> Iterator[subprocess.CompletedProcess]:
                 stop(state_dir)
 
 
-def hold(state_dir: str, ready: str, snakefile: str | None = None) -> None:
-    """Start a cluster, say so in ``ready`` (with ``snakefile``: once Snakemake runs that workflow's jobs through
-    profiles/slurm, from the Snakefile's folder), and wait until a signal ends this process."""
+def hold(state_dir: str, ready: str, snakefile: str | None = None, where: str = "slurm") -> None:
+    """Start a cluster, say so in ``ready`` (with ``snakefile``: once Snakemake runs that workflow's jobs, through
+    profiles/slurm, or with ``where="local"`` on this machine in a session of its own as the tests' shared tiny
+    run does, from the Snakefile's folder), and wait until a signal ends this process, or until a file
+    ``<ready>.release`` appears: then stop the cluster as a test run's teardown does, and return."""
     with running_cluster(Path(state_dir)) as started:
-        if snakefile is not None:
+        if snakefile is not None and where == "local":
+            folder = Path(snakefile).parent
+            log = (folder / "snakemake.log").open("w")
+            subprocess.Popen([str(Path(sys.executable).parent / "snakemake"), "--snakefile", snakefile, "--cores", "1"],
+                             cwd=folder, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                             start_new_session=True)  # fmt: skip
+        elif snakefile is not None:
             conf = started.stdout.strip().splitlines()[-1].split("=", 1)[1]
             folder = Path(snakefile).parent
             env = {**os.environ, "SLURM_CONF": conf,
@@ -187,11 +195,11 @@ def hold(state_dir: str, ready: str, snakefile: str | None = None) -> None:
                              cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=log,
                              stderr=subprocess.STDOUT)  # fmt: skip
         Path(ready).write_text(str(os.getpid()))
-        while True:
+        while not Path(f"{ready}.release").exists():
             time.sleep(0.5)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (4, 5) or sys.argv[1] != "hold":
-        sys.exit("usage: python -m tests.cluster.harness hold DIR READY [SNAKEFILE]")
+    if len(sys.argv) not in (4, 5, 6) or sys.argv[1] != "hold":
+        sys.exit("usage: python -m tests.cluster.harness hold DIR READY [SNAKEFILE [slurm|local]]")
     hold(sys.argv[2], sys.argv[3], *sys.argv[4:])

@@ -202,11 +202,11 @@ stop_if_stale() {  # stop_if_stale DIR -> 0 if DIR's cluster was stale and is no
 }
 
 # ------------------------------------------------------------------ start ---
-pause_for_test() {  # pause_for_test NAME: with SLURM_TEST_START_PAUSE=NAME, wait 60 s here (the teardown tests
-    # signal the start at that moment)
-    [[ "${SLURM_TEST_START_PAUSE:-}" == "$1" ]] || return 0
-    log "pausing after $1 (SLURM_TEST_START_PAUSE) ..."
-    sleep 60
+pause_for_test() {  # pause_for_test VARIABLE NAME SECONDS: with VARIABLE=NAME in the environment, wait here (the
+    # teardown tests signal the start, or the stop, at that moment)
+    [[ "${!1:-}" == "$2" ]] || return 0
+    log "pausing $3 s after $2 ($1) ..."
+    sleep "$3"
 }
 
 cmd_start() {
@@ -258,7 +258,7 @@ cmd_start() {
         || { cat "$dir/log/munged.out" >&2; dump_logs "$dir"; die "munged failed to start."; }
     wait_for_file "$dir/munged.pid" 10 \
         || { dump_logs "$dir"; die "munged did not write its pid file (is it running? see $dir/log)."; }
-    pause_for_test munged
+    pause_for_test SLURM_TEST_START_PAUSE munged 60
     if ! munge -n -S "$sock" 2>/dev/null | unmunge -S "$sock" >/dev/null 2>&1; then
         dump_logs "$dir"
         cmd_stop "$dir" >/dev/null 2>&1
@@ -336,7 +336,7 @@ EOF
         || { cat "$dir/log/slurmctld.out" >&2; dump_logs "$dir"; cmd_stop "$dir" >/dev/null 2>&1; die "slurmctld failed to start."; }
     wait_for_file "$dir/slurmctld.pid" 15 \
         || { dump_logs "$dir"; cmd_stop "$dir" >/dev/null 2>&1; die "slurmctld did not write its pid file."; }
-    pause_for_test slurmctld
+    pause_for_test SLURM_TEST_START_PAUSE slurmctld 60
     log "starting slurmd (node $node, port $slurmd_port) ..."
     slurmd -N "$node" </dev/null >"$dir/log/slurmd.out" 2>&1 \
         || { cat "$dir/log/slurmd.out" >&2; dump_logs "$dir"; cmd_stop "$dir" >/dev/null 2>&1; die "slurmd failed to start."; }
@@ -493,6 +493,7 @@ cmd_stop() {
         fi
     fi
     stop_daemon "$dir" slurmd
+    pause_for_test SLURM_TEST_STOP_PAUSE slurmd 5
     kill_leftover_steps "$dir"
     stop_daemon "$dir" slurmctld
     stop_daemon "$dir" munged

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -56,13 +57,15 @@ def _all_running(state_dir: Path) -> bool:
     return all(alive(pid) for pid in pids.values())
 
 
-def _holder(state: Path, ready: Path, *snakefile: Path, pause: str = "") -> subprocess.Popen:
+def _holder(state: Path, ready: Path, *snakefile: Path | str, pause: str = "",
+            stop_pause: str = "") -> subprocess.Popen:  # fmt: skip
     """A test run's stand-in (``harness.hold``), in a process group of its own, as ``timeout`` runs a command;
-    ``pause``: its cluster's start waits 60 s after starting that daemon (``slurm.sh``'s SLURM_TEST_START_PAUSE)."""
+    ``pause``: its cluster's start waits 60 s after starting that daemon (``slurm.sh``'s SLURM_TEST_START_PAUSE);
+    ``stop_pause``: its cluster's stop waits 5 s after stopping that one (SLURM_TEST_STOP_PAUSE)."""
     return subprocess.Popen(
         [sys.executable, "-m", "tests.cluster.harness", "hold", str(state), str(ready), *map(str, snakefile)],
         cwd=REPO,
-        env={**os.environ, "SLURM_TEST_START_PAUSE": pause},
+        env={**os.environ, "SLURM_TEST_START_PAUSE": pause, "SLURM_TEST_STOP_PAUSE": stop_pause},
         process_group=0,
         # As a terminal's Ctrl-C finds it, however this test run was started (a shell starts background jobs
         # with SIGINT ignored, and the child would inherit that).
@@ -232,3 +235,52 @@ def test_a_signal_while_snakemake_runs_jobs_on_slurm_leaves_no_daemon_no_snakema
         if holder.poll() is None:
             holder.kill()
         stop(state)
+
+
+def test_a_signal_during_a_local_snakemake_run_leaves_no_daemon_no_snakemake_and_no_job(tmp_path):
+    """SIGTERM to the group while the holder runs Snakemake locally in a session of its own, as the tests' shared
+    tiny run does (tests/conftest.py: the group signal does not reach it): the handler ends it (SIGINT: Snakemake
+    kills its job), then stops the cluster; no daemon, no Snakemake and no job is left."""
+    state, ready, work = tmp_path / "cluster", tmp_path / "ready", tmp_path / "work"
+    work.mkdir()
+    (work / "Snakefile").write_text(SLEEPER.replace("sleep 97", "sleep 96"))
+    holder = _holder(state, ready, work / "Snakefile", "local")
+    try:
+        assert _wait(ready.exists, 150), holder.stdout.read() if holder.poll() is not None else "no cluster"
+        assert _wait(lambda: _processes_with("sleep 96"), 60), (work / "snakemake.log").read_text()[-3000:]
+        _ended(holder, signal.SIGTERM, group=True)
+        assert _wait(lambda: not cluster_processes(state), 10), f"daemons left: {cluster_processes(state)}"
+        assert _wait(lambda: not _processes_with(str(work)) and not _processes_with("sleep 96"), 10), (
+            _processes_with(str(work)) + _processes_with("sleep 96")
+        )
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        stop(state)
+
+
+def test_a_signal_during_the_teardown_leaves_no_daemon_and_the_next_start_passes(tmp_path):
+    """SIGTERM to the group while the test run's own teardown stops the cluster (paused 5 s after slurmd is
+    stopped, slurmctld and munged still up): the handler ends the interrupted stop and stops the cluster again;
+    no daemon is left, the default-configuration link is gone, and the next start passes."""
+    state, ready = tmp_path / "cluster", tmp_path / "ready"
+    holder = _holder(state, ready, stop_pause="slurmd")
+    try:
+        assert _wait(ready.exists, 150), holder.stdout.read() if holder.poll() is not None else "no cluster"
+        pids = daemon_pids(state)
+        Path(f"{ready}.release").write_text("")  # the holder's teardown: slurm.sh stop
+        assert _wait(lambda: not alive(pids["slurmd"]) and alive(pids["slurmctld"]), 60), "the stop never paused"
+        _ended(holder, signal.SIGTERM, group=True)
+        assert _wait(lambda: not cluster_processes(state), 10), f"daemons left: {cluster_processes(state)}"
+        assert not DEFAULT_CONF_LINK.is_symlink() or not os.readlink(DEFAULT_CONF_LINK).startswith(str(state))
+        log = Path(f"{state}.teardown.log").read_text()
+        assert re.search(r"signal 15: ending [1-9]\d* child processes", log), log  # it found the stop running
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        stop(state)
+    again = tmp_path / "again"
+    try:
+        assert slurm_sh("start", again, timeout=150).returncode == 0
+    finally:
+        stop(again)
