@@ -97,7 +97,7 @@ def ledger_show(args: argparse.Namespace) -> int:
 
 def run_command(args: argparse.Namespace) -> int:
     """Fit, write the release; 2 with a message on bad input (nothing written)."""
-    from ddppm.release.files import PARQUET, file_blocks  # pyarrow.dataset: imported when a file is read
+    from ddppm.release.files import PARQUET, file_blocks  # pyarrow: imported when a file is read
 
     try:
         standardize: bool | str = False if args.no_standardize else ("center" if args.center_only else True)

@@ -1,10 +1,9 @@
-"""Records in files read a batch at a time with ``pyarrow.dataset`` (:mod:`ddppm.release.rows`): a Parquet file,
+"""Records in files read a batch at a time with pyarrow (:mod:`ddppm.release.rows`): a Parquet file,
 a folder of Parquet files (one data set: every file has the same columns), or a CSV file (a header row).
 
-A Parquet data set knows its count of rows (its metadata): no counting pass. Every column is a feature unless
-``drop`` names it (``ddppm fit``'s party column is refused with a stream: one holder reads every row). A column that
-is not numeric is refused with its name before any pass; an empty value (null) is refused in the pass that meets it,
-before any noise is drawn.
+A Parquet data set knows its count of rows (its metadata): no counting pass. Every column is a feature (``ddppm
+fit --parties`` is refused with a stream: one holder reads every row). A column that is not numeric is refused with
+its name before any pass; an empty value (null) is refused in the pass that meets it, before any noise is drawn.
 """
 
 from __future__ import annotations

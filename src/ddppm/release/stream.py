@@ -18,7 +18,7 @@ need the rows themselves (``dp_pca``, ``cai_xia_zha``, ``amin``) cannot stream a
 
 Sources (:func:`row_blocks`): an array (its blocks), a list of arrays, a function returning a fresh iterable of
 blocks (called once per pass), a Parquet file or a folder of them, or a CSV file (both read with
-``pyarrow.dataset`` in batches), or a ``dask.array`` (:mod:`ddppm.release.dask_rows`: each statistic is summed
+pyarrow a batch at a time), or a ``dask.array`` (:mod:`ddppm.release.dask_rows`: each statistic is summed
 on the cluster by a tree reduction and only the d- or d²-sized totals reach the client).
 """
 
