@@ -49,3 +49,5 @@ def test_a_dask_dataframe_and_a_bad_block(client):
     with pytest.raises(DataError, match="holds NaN, infinite or empty values"):
         model.fit_stream(da.from_array(bad, chunks=(50, 13)))
     assert not hasattr(model, "components_")
+    with pytest.raises(DataError, match="0 row"):
+        _model().fit_stream(da.from_array(WINE[:0], chunks=(10, 13)))

@@ -62,7 +62,7 @@ def test_each_statistic_is_one_pass_and_the_passes_are_counted(eps):
     stages = [(r["stage"], r["count"]) for r in streamed.privacy_.to_dict()["releases"]]  # every release drawn
     drawn = sum(count for stage, count in stages if "squared" not in stage)  # the squares share the sums' pass
     assert streamed.passes_ == drawn  # one pass per noisy statistic: each box round, sums, norms, XᵀX
-    assert len(calls) == 1 + streamed.passes_ + 1  # the count first; the clipped values' count last
+    assert len(calls) == 1 + 1 + streamed.passes_  # the count, the clipped values' count, then the statistics
 
 
 def test_every_source_gives_the_same_release(tmp_path):
@@ -137,3 +137,54 @@ def test_the_streamed_fingerprint_is_the_records_and_the_ledger_is_shared(tmp_pa
     assert len(ledger.state()["releases"]) == 2
     with pytest.raises(Exception, match="would pass the budget"):
         PrivatePCA(2, 6.0, 1e-6, BOUNDS, method="analyze_gauss", budget=ledger).fit_stream(WINE)
+
+
+def test_a_source_that_changes_between_passes_is_refused(tmp_path):
+    """n fixed the calibration and divides the sums: a pass that reads other rows stops the fit (found in review: a
+    source losing a row per pass was released, its certificate saying n = 177)."""
+    shrinking = [len(WINE)]
+
+    def blocks():
+        shrinking[0] -= 1
+        return iter([WINE[: shrinking[0] + 1]])
+
+    model = PrivatePCA(2, 5.0, 1e-6, BOUNDS, method="analyze_gauss")
+    with pytest.raises(DataError, match="this pass read 177 rows, the first 178"):
+        model.fit_stream(blocks)
+    assert not hasattr(model, "components_")
+    used = iter([WINE])  # a generator, not a function returning a fresh one: the second pass finds it spent
+    with pytest.raises(DataError, match="this pass read 0 rows"):
+        PrivatePCA(2, 5.0, 1e-6, BOUNDS, method="analyze_gauss").fit_stream(lambda: used)
+
+
+@pytest.mark.parametrize(("source", "words"), [
+    (lambda: None, "not an iterable of blocks"),
+    ([WINE, 3.0], "every block of the list must be a 2-D array"),
+    (lambda: iter([np.array([["a", "b"]])]), "block 0 is not numeric"),
+    (WINE[:1], r"1 row\(s\); a release needs at least 2 records"),
+])  # fmt: skip
+def test_malformed_python_sources_get_a_data_error(source, words):
+    with pytest.raises(DataError, match=words):
+        PrivatePCA(2, 5.0, 1e-6, BOUNDS, method="analyze_gauss").fit_stream(source)
+
+
+def test_every_file_of_a_folder_is_checked_and_a_csv_is_read_as_numbers(tmp_path):
+    frame = pd.DataFrame(WINE, columns=[f"x{j}" for j in range(WINE.shape[1])])
+    empty = tmp_path / "empty.parquet"
+    frame.iloc[:0].to_parquet(empty)
+    with pytest.raises(DataError, match="0 row"):
+        PrivatePCA(2, 5.0, 1e-6, BOUNDS, method="analyze_gauss").fit_stream(empty)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    frame.iloc[:100].to_parquet(folder / "a.parquet")
+    frame.iloc[100:].assign(x3=pd.Timestamp("2026-01-01")).to_parquet(folder / "b.parquet")  # dates, not numbers
+    with pytest.raises(DataError, match=r"the columns \['x3'\] of b.parquet are not numeric"):
+        PrivatePCA(2, 5.0, 1e-6, BOUNDS, method="analyze_gauss").fit_stream(folder)
+    whole = frame.round(0)  # whole numbers first, a decimal only in the last rows: no guessed integer type
+    whole.iloc[-1, 0] = 13.5
+    whole.to_csv(tmp_path / "late.csv", index=False, sep=";")  # and a spreadsheet's separator
+    expected = PrivatePCA(2, 5.0, 1e-6, BOUNDS, method="analyze_gauss", noise="simulation", random_state=1)
+    streamed = PrivatePCA(2, 5.0, 1e-6, BOUNDS, method="analyze_gauss", noise="simulation", random_state=1)
+    from ddppm.release.files import file_blocks
+
+    _same(expected.fit(whole.to_numpy()), streamed.fit_stream(file_blocks(tmp_path / "late.csv", batch_rows=16)))

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ddppm.common_task.raw_records import RawRecords
 from ddppm.common_task.run import TRUST_LEVELS, TRUST_ORDER
-from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.core.errors import ConfigError, DataError, PrivacyError
 from ddppm.methods import common_task_methods
 from ddppm.release.certificate import Certificate
 from ddppm.release.inputs import (
@@ -148,14 +148,16 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         """
         from ddppm.release.stream import HolderPlan, StreamingHolder, row_blocks, stream_route, streaming_methods
 
-        source = row_blocks(blocks)
-        n, d = source.shape()
-        standardize = standardize_choice(self.standardize)
+        standardize = standardize_choice(self.standardize)  # the checks that need no pass over the rows first
         check_choices(standardize, self.noise, self.random_state)
-        k = check_rank(self.n_components, d)
-        eps, delta = check_budget(self.epsilon, self.delta, n)
         if self.trust not in TRUST_LEVELS:
             raise ConfigError(f"trust: {self.trust!r} must be one of {TRUST_LEVELS}")
+        source = row_blocks(blocks)
+        n, d = source.shape()
+        if n < 2:
+            raise DataError(f"records: {n} row(s); a release needs at least 2 records")
+        k = check_rank(self.n_components, d)
+        eps, delta = check_budget(self.epsilon, self.delta, n)
         bounds = declared_bounds(self.bounds, d, standardize)
         method_options(self.method_options)
         name, choice = self._choose(n, d, 1, eps, delta, k)
@@ -166,6 +168,7 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         seed = int(np.random.SeedSequence().entropy % 2**63) if self.random_state is None else self.random_state
         plan = HolderPlan(k, eps, delta, self.bounds, (n,), name, trust=self.trust, standardize=standardize,
                           noise=self.noise, seed=seed, method_options=dict(self.method_options or {}))  # fmt: skip
+        clipped = source.clipped(lambda block: clipped_count(block, bounds, standardize))  # a pass, before any draw
         ledger = ledger_of(self.budget)
         gaussian = not (method.pure_dp or method.failure_test)
         with ledger.reserve(source, name, eps, delta, gaussian) if ledger else contextlib.nullcontext() as entry:
@@ -179,7 +182,7 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
             if entry is not None:
                 entry["delta"] = self.privacy_.delta
                 entry["mu"] = self.privacy_.mu if gaussian else None
-        self._warn_clipped(source.clipped(lambda block: clipped_count(block, bounds, standardize)))
+        self._warn_clipped(clipped)
         return self
 
     def _release(self, X: np.ndarray, records: RawRecords, method: Any, choice: str, bounds: Any, parts: Any, k: int,

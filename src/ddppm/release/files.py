@@ -16,6 +16,7 @@ import numpy as np
 
 from ddppm.core.errors import ConfigError, DataError
 from ddppm.release.rows import BLOCK_ROWS, RowBlocks
+from ddppm.release.user_files import separator
 
 PARQUET = (".parquet", ".pq")
 
@@ -42,23 +43,24 @@ def file_blocks(path: Path, batch_rows: int = BLOCK_ROWS) -> RowBlocks:
                           "files")  # fmt: skip
     try:
         if path.suffix == ".csv":
-            schema, n = _csv_reader(path, batch_rows).schema, None
+            schemas, n = [(path, _csv_reader(path, batch_rows).schema)], None
         else:
             metadata = [pq.read_metadata(f) for f in files]
-            schema, n = metadata[0].schema.to_arrow_schema(), sum(m.num_rows for m in metadata)
-            for f, m in zip(files, metadata, strict=True):
-                names = m.schema.to_arrow_schema().names
-                if names != schema.names:
-                    raise DataError(f"data: {f.name} has the columns {names}, {files[0].name} has {schema.names}: the "
-                                    "files of one data set share their columns")  # fmt: skip
+            schemas = [(f, m.schema.to_arrow_schema()) for f, m in zip(files, metadata, strict=True)]
+            n = sum(m.num_rows for m in metadata)
     except (pa.ArrowInvalid, OSError) as error:
         raise DataError(f"data: {path.name} cannot be read ({error})") from None
+    schema = schemas[0][1]
     columns = [field.name for field in schema]
-    text = [f.name for f in schema if not (pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
-                                           or pa.types.is_boolean(f.type) or pa.types.is_null(f.type))]  # fmt: skip
-    if text:
-        raise DataError(f"data: the columns {text} of {path.name} are not numeric; drop them, or encode them as "
-                        "numbers with declared bounds")  # fmt: skip
+    for f, other in schemas:  # every file, not only the first: a later file's text or dates would be read as numbers
+        if other.names != schema.names:
+            raise DataError(f"data: {f.name} has the columns {other.names}, {files[0].name} has {schema.names}: the "
+                            "files of one data set share their columns")  # fmt: skip
+        text = [c.name for c in other if not (pa.types.is_integer(c.type) or pa.types.is_floating(c.type)
+                                              or pa.types.is_boolean(c.type) or pa.types.is_null(c.type))]  # fmt: skip
+        if text:
+            raise DataError(f"data: the columns {text} of {f.name} are not numeric; drop them, or encode them as "
+                            "numbers with declared bounds")  # fmt: skip
 
     def batches() -> Iterator[np.ndarray]:
         try:
@@ -79,10 +81,20 @@ def file_blocks(path: Path, batch_rows: int = BLOCK_ROWS) -> RowBlocks:
 
 
 def _csv_reader(path: Path, batch_rows: int) -> Any:
-    """``pyarrow.csv``'s streaming reader of ``path`` (blocks of about ``batch_rows`` rows of 16 numbers)."""
+    """``pyarrow.csv``'s streaming reader of ``path`` (blocks of about ``batch_rows`` rows of 16 numbers), with the
+    separator ``ddppm fit`` detects (:func:`~ddppm.release.user_files.separator`) and every column read as float64:
+    types guessed from the first block would refuse a later ``1.5`` in a column of whole numbers."""
+    import csv
+
+    import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    return pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=max(batch_rows * 16 * 8, 1 << 20)))
+    delimiter = separator(path)
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+        header = next(csv.reader(handle, delimiter=delimiter), [])
+    as_float = pcsv.ConvertOptions(column_types={c: pa.float64() for c in header})
+    return pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=max(batch_rows * 16 * 8, 1 << 20)),
+                         parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=as_float)  # fmt: skip
 
 
 def as_rows(batch: object, name: str) -> np.ndarray:
@@ -92,5 +104,8 @@ def as_rows(batch: object, name: str) -> np.ndarray:
         if column.null_count:
             raise DataError(f"data: column {batch.schema.field(j).name!r} of {name} has empty values; a private PCA "
                             "needs every value (impute them with public rules first)")  # fmt: skip
-        out[:, j] = column.to_numpy(zero_copy_only=False)
+        try:
+            out[:, j] = column.to_numpy(zero_copy_only=False)
+        except (TypeError, ValueError) as error:
+            raise DataError(f"data: column {batch.schema.field(j).name!r} of {name} is not numeric ({error})") from None
     return out

@@ -20,15 +20,25 @@ class RowBlocks:
     ``n`` (when the source knows it) spares a counting pass; ``name`` names the source in errors."""
 
     def __init__(self, make: Callable[[], Iterable[Any]], name: str, n: int | None = None,
-                 columns: list[str] | None = None) -> None:  # fmt: skip
+                 columns: list[str] | None = None, d: int | None = None) -> None:  # fmt: skip
         self.make, self.name, self._n, self.columns = make, name, n, columns
-        self._d: int | None = None
+        self._d: int | None = d
 
     def blocks(self) -> Iterator[np.ndarray]:
-        """The blocks as float64 C arrays, each checked: 2-D, finite, and the same width as the first."""
+        """The blocks as float64 C arrays, each checked: 2-D, finite, and the same width as the first; a pass that
+        does not give the n rows of the first is refused (n fixed the calibration and divides the sums)."""
         rows = 0
-        for index, block in enumerate(self.make()):
-            array = np.ascontiguousarray(block, dtype=np.float64)
+        made = self.make()
+        try:
+            iterator = iter(made)
+        except TypeError:
+            raise DataError(f"{self.name}: the source gave {type(made).__name__}, not an iterable of blocks (a "
+                            "function source must return a fresh iterable of 2-D arrays each time)") from None
+        for index, block in enumerate(iterator):
+            try:
+                array = np.ascontiguousarray(block, dtype=np.float64)
+            except (TypeError, ValueError) as error:
+                raise DataError(f"{self.name}: block {index} is not numeric ({error})") from None
             if array.ndim != 2:
                 raise DataError(f"{self.name}: block {index} is not 2-D (one record per row)")
             if self._d is None:
@@ -41,10 +51,15 @@ class RowBlocks:
             rows += array.shape[0]
             if array.shape[0]:
                 yield array
+        if self._n is not None and rows != self._n:
+            raise DataError(f"{self.name}: this pass read {rows} rows, the first {self._n}; every pass must read the "
+                            "same records (a function source returns a fresh iterable each call; a file may not "
+                            "change during the fit). Nothing more is drawn")  # fmt: skip
 
     def shape(self) -> tuple[int, int]:
         """``(n, d)``: a counting pass (reading only) unless the source knows n and d."""
         if self._n is None or self._d is None:
+            self._n = None
             self._n = sum(block.shape[0] for block in self.blocks())
         if self._d is None:
             raise DataError(f"{self.name}: no records")

@@ -64,8 +64,11 @@ def row_blocks(source: Any, block_rows: int = BLOCK_ROWS) -> Any:
         if source.ndim != 2:
             raise DataError("records: a 2-D array (one record per row)")
         n = source.shape[0]
-        return RowBlocks(lambda: (source[i : i + block_rows] for i in range(0, n, block_rows)), "records", n)
+        return RowBlocks(lambda: (source[i : i + block_rows] for i in range(0, n, block_rows)), "records", n,
+                         d=source.shape[1])  # fmt: skip
     if isinstance(source, list | tuple):
+        if any(np.ndim(block) != 2 for block in source):
+            raise DataError("records: every block of the list must be a 2-D array (one record per row)")
         return RowBlocks(lambda: iter(source), "records", sum(np.shape(block)[0] for block in source))
     if callable(source):
         return RowBlocks(source, "records")
