@@ -215,48 +215,40 @@ def _processes_with(text: str) -> list[str]:
     return found
 
 
-def test_a_signal_while_snakemake_runs_jobs_on_slurm_leaves_no_daemon_no_snakemake_and_no_job(tmp_path):
-    """SIGTERM to a test run's process group (as ``timeout`` sends it) while its Snakemake driver has a job running
-    on the cluster: the driver, which got the signal too, is waited for first (it cancels its job while slurmctld
-    still answers), then the cluster is stopped; no daemon, no Snakemake and no job's process is left."""
+def _signalled_while_snakemake_runs(tmp_path: Path, job: str, *where: str, start_within: float) -> None:
+    """A holder runs the :data:`SLEEPER` workflow (its job ``job``) through Slurm, or with ``where=("local",)`` on
+    this machine in a session of its own; once the job runs, SIGTERM to the holder's group (as ``timeout`` sends
+    it): no daemon, no Snakemake and no job's process is left."""
     state, ready, work = tmp_path / "cluster", tmp_path / "ready", tmp_path / "work"
     work.mkdir()
-    (work / "Snakefile").write_text(SLEEPER)
-    holder = _holder(state, ready, work / "Snakefile")
+    (work / "Snakefile").write_text(SLEEPER.replace("sleep 97", job))
+    holder = _holder(state, ready, work / "Snakefile", *where)
     try:
         assert _wait(ready.exists, 150), holder.stdout.read() if holder.poll() is not None else "no cluster"
-        assert _wait(lambda: _processes_with("sleep 97"), 120), (work / "snakemake.log").read_text()[-3000:]
+        assert _wait(lambda: _processes_with(job), start_within), (work / "snakemake.log").read_text()[-3000:]
         _ended(holder, signal.SIGTERM, group=True)
         assert _wait(lambda: not cluster_processes(state), 10), f"daemons left: {cluster_processes(state)}"
-        assert _wait(lambda: not _processes_with(str(work)) and not _processes_with("sleep 97"), 10), (
-            _processes_with(str(work)) + _processes_with("sleep 97")
+        assert _wait(lambda: not _processes_with(str(work)) and not _processes_with(job), 10), (
+            _processes_with(str(work)) + _processes_with(job)
         )
     finally:
         if holder.poll() is None:
             holder.kill()
         stop(state)
+
+
+def test_a_signal_while_snakemake_runs_jobs_on_slurm_leaves_no_daemon_no_snakemake_and_no_job(tmp_path):
+    """SIGTERM to a test run's process group (as ``timeout`` sends it) while its Snakemake driver has a job running
+    on the cluster: the driver, which got the signal too, is waited for first (it cancels its job while slurmctld
+    still answers), then the cluster is stopped; no daemon, no Snakemake and no job's process is left."""
+    _signalled_while_snakemake_runs(tmp_path, "sleep 97", start_within=120)
 
 
 def test_a_signal_during_a_local_snakemake_run_leaves_no_daemon_no_snakemake_and_no_job(tmp_path):
     """SIGTERM to the group while the holder runs Snakemake locally in a session of its own, as the tests' shared
     tiny run does (tests/conftest.py: the group signal does not reach it): the handler ends it (SIGINT: Snakemake
     kills its job), then stops the cluster; no daemon, no Snakemake and no job is left."""
-    state, ready, work = tmp_path / "cluster", tmp_path / "ready", tmp_path / "work"
-    work.mkdir()
-    (work / "Snakefile").write_text(SLEEPER.replace("sleep 97", "sleep 96"))
-    holder = _holder(state, ready, work / "Snakefile", "local")
-    try:
-        assert _wait(ready.exists, 150), holder.stdout.read() if holder.poll() is not None else "no cluster"
-        assert _wait(lambda: _processes_with("sleep 96"), 60), (work / "snakemake.log").read_text()[-3000:]
-        _ended(holder, signal.SIGTERM, group=True)
-        assert _wait(lambda: not cluster_processes(state), 10), f"daemons left: {cluster_processes(state)}"
-        assert _wait(lambda: not _processes_with(str(work)) and not _processes_with("sleep 96"), 10), (
-            _processes_with(str(work)) + _processes_with("sleep 96")
-        )
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-        stop(state)
+    _signalled_while_snakemake_runs(tmp_path, "sleep 96", "local", start_within=60)
 
 
 def test_a_signal_during_the_teardown_leaves_no_daemon_and_the_next_start_passes(tmp_path):
