@@ -501,3 +501,25 @@ def test_the_slice_sum_is_numpys_sum_bit_for_bit(order: str) -> None:
                 x = np.ascontiguousarray(x.T).T
             got, expected = _sum_last(x), x.sum(-1)
             assert got.shape == expected.shape and np.array_equal(got, expected), (K, shape, order)
+
+
+def test_a_pair_asked_again_is_answered_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """exact_tails_many computes each distinct input once (a calibration asks for a candidate's pairs in its search
+    and again in its confirmation): the answer is the same object, read-only, and equals a fresh computation."""
+    import ddppm.privacy.exact as exact
+
+    rng = np.random.default_rng(12)
+    first, second = random_case(rng, 4, 3), random_case(rng, 2, 2)
+    eps = np.array([0.5, 3.0])
+    monkeypatch.setattr(exact, "_MEMO", {})
+    computed: list[int] = []
+    real = exact._exact_many
+    monkeypatch.setattr(exact, "_exact_many", lambda inputs, e: computed.append(len(inputs)) or real(inputs, e))
+    a = exact.exact_tails_many([first, second, first], eps)  # a repeat within one batch: computed once
+    b = exact.exact_tails_many([(first[0].copy(), first[1].copy())], eps)  # equal bytes: not computed again
+    assert computed == [2] and a[0] is a[2] is b[0]
+    assert not a[0].upper.flags.writeable
+    fresh = real([first], eps)[0][0]
+    np.testing.assert_array_equal(a[0].delta, fresh.delta)
+    c = exact.exact_tails_many([first], np.array([0.5, 3.5]))  # another ε grid is another input
+    assert computed == [2, 1] and not np.array_equal(c[0].delta, a[0].delta)

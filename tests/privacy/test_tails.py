@@ -87,3 +87,21 @@ def test_bad_inputs_raise_clear_errors(args, message):
 def test_unknown_method_raises():
     with pytest.raises(PrivacyError, match="method"):
         gaussian_tail_delta([0.0], [[1.0]], [1.0], [[1.0]], [1.0], method="imhof")
+
+
+@pytest.mark.parametrize("accounting", ["exact", "chernoff"])
+def test_a_generalised_eigenvalue_without_a_reciprocal_gives_delta_one(accounting: str) -> None:
+    """γ = 1 + β ≥ 2⁵³: the order seen from the other data set has ``1/γ − 1 = −1`` in double precision (no
+    variance left in that direction), as singular as the forward order's γ ≤ rtol. δ = 1 for both accountings,
+    instead of the ValueError that stopped a calibration (two BLAS threads had moved a γ from 1e13 to 1e17)."""
+    from ddppm.privacy.gaussian import GaussianPair
+    from ddppm.privacy.tails import pair_tail_deltas
+
+    beta = np.array([1e17, 0.3])
+    pair = GaussianPair(beta=beta, whiten=np.eye(2), V0=None, mean_tol=0.0, singular=None, residual=None)
+    tails = pair_tail_deltas(pair, np.array([[0.5], [0.2]]), EPS, accounting)
+    np.testing.assert_array_equal(tails.delta, 1.0)
+    # just below the limit both orders are computed: a finite γ of 1e13 is no singularity
+    pair = GaussianPair(beta=np.array([1e13, 0.3]), whiten=np.eye(2), V0=None, mean_tol=0.0, singular=None,
+                        residual=None)  # fmt: skip
+    assert np.all(np.isfinite(pair_tail_deltas(pair, np.array([[0.5], [0.2]]), EPS, accounting).delta))

@@ -25,6 +25,7 @@ degenerate cases, the accuracy measured against independent routes, and the batc
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -607,11 +608,36 @@ def exact_tails_many(inputs: list[tuple[np.ndarray, np.ndarray]], eps: np.ndarra
     pairs (a D-DP-PM neighbour's pair has ≤ 2r + 1 coordinates on the low-rank route)."""
     eps = np.atleast_1d(np.asarray(eps, float)).reshape(-1)
     checked = [_as_inputs(beta, w2)[:2] for beta, w2 in inputs]
-    out: list[ExactTails | None] = [None] * len(checked)
-    for chunk in _chunks([beta.size for beta, _ in checked], [2 * eps.size * w2.shape[1] for _, w2 in checked]):
-        for k, (tails, _) in zip(chunk, _exact_many([checked[k] for k in chunk], eps), strict=True):
-            out[k] = tails
-    return out  # type: ignore[return-value]
+    keys = [_memo_key(beta, w2, eps) for beta, w2 in checked]
+    todo = list({key: k for k, key in reversed(list(enumerate(keys))) if key not in _MEMO}.values())
+    for chunk in _chunks([checked[k][0].size for k in todo], [2 * eps.size * checked[k][1].shape[1] for k in todo]):
+        for k, (tails, _) in zip(chunk, _exact_many([checked[todo[k]] for k in chunk], eps), strict=True):
+            _remember(keys[todo[k]], tails)
+    return [_MEMO[key] for key in keys]
+
+
+_MEMO: dict[bytes, ExactTails] = {}
+_MEMO_SIZE = 20_000
+"""The tails of recent inputs, by their bytes (:func:`exact_tails_many`): a calibration asks for the same pair at
+the same parameters more than once (a candidate's neighbour search, then its confirmation over a pool that holds
+the neighbours the search found), and the answer is a function of the inputs' bytes. At most :data:`_MEMO_SIZE`
+entries (about 2 kB each), the oldest dropped first; the arrays are read-only."""
+
+
+def _memo_key(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray) -> bytes:
+    digest = hashlib.blake2b(digest_size=20)
+    for array in (beta, w2, eps):
+        digest.update(np.ascontiguousarray(array).tobytes())
+        digest.update(repr(array.shape).encode())
+    return digest.digest()
+
+
+def _remember(key: bytes, tails: ExactTails) -> None:
+    for array in (tails.upper, tails.lower, tails.delta, tails.hockey_stick):
+        array.flags.writeable = False
+    if len(_MEMO) >= _MEMO_SIZE:
+        del _MEMO[next(iter(_MEMO))]
+    _MEMO[key] = tails
 
 
 _BATCH_CELLS = 1 << 22

@@ -22,12 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.privacy.chernoff import log_delta_tail_many
 
 RANK_MODES = ("support", "paper")
 DEFAULT_RANK_RTOL = 1e-22
-_S_CAP = 1e8
-_GRID_POINTS = 160
-_GOLDEN_STEPS = 40
 
 
 @dataclass(frozen=True)
@@ -234,56 +232,11 @@ def cgf(s: np.ndarray, beta: np.ndarray, w2: np.ndarray) -> np.ndarray:
     return K
 
 
-def _domain_limit(beta: np.ndarray, sign: int) -> float:
-    """Largest ``s > 0`` with ``1 + (1 + sign·s) β_k > 0`` for all k (``inf`` if unbounded)."""
-    bad = beta < 0 if sign > 0 else beta > 0
-    if not np.any(bad):
-        return np.inf
-    b = beta[bad]
-    return float(np.min((1 + b) / np.abs(b)))
-
-
 def log_delta_tail(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray, sign: int) -> np.ndarray:
-    """``log inf_{s>0} exp(K(sign·s) − sε)``, capped at 0, for every ε (rows) and realisation (columns).
-
-    A log-spaced grid of s brackets the minimiser of the convex function ``K(±s) − sε``; a vectorised
-    golden-section search in ``log s`` then refines every (ε, realisation) at once.
-    """
-    eps = np.asarray(eps, float)
-    limit = _domain_limit(beta, sign)
-    hi = min(_S_CAP, limit * (1 - 1e-12))
-    lo = 1e-10 * min(1.0, hi)
-    log_s = np.linspace(np.log(lo), np.log(hi), _GRID_POINTS)
-
-    def objective(ls: np.ndarray) -> np.ndarray:
-        # ls has shape (E, R): evaluate K per (ε, realisation) pair at its own s.
-        s = np.exp(ls)
-        shifted = (1 + sign * s)[..., None] * beta
-        denom = 1 + shifted
-        with np.errstate(divide="ignore", invalid="ignore"):
-            quad = sign * s * (1 + sign * s) / 2 * np.einsum("erk,kr->er", 1 / denom, w2)
-            logdet = np.sum(np.log1p(shifted) - (1 + sign * s)[..., None] * np.log1p(beta), axis=-1)
-        out = quad - 0.5 * logdet - s * eps[:, None]
-        return np.where(np.all(denom > 0, axis=-1), out, np.inf)
-
-    grid_K = cgf(sign * np.exp(log_s), beta, w2)  # (S, R)
-    grid_obj = grid_K[:, None, :] - np.exp(log_s)[:, None, None] * eps[None, :, None]  # (S, E, R)
-    best = np.argmin(grid_obj, axis=0)  # (E, R)
-    a = log_s[np.maximum(best - 1, 0)]
-    b = log_s[np.minimum(best + 1, _GRID_POINTS - 1)]
-    ratio = (np.sqrt(5) - 1) / 2
-    c, d = b - ratio * (b - a), a + ratio * (b - a)
-    fc, fd = objective(c), objective(d)
-    for _ in range(_GOLDEN_STEPS):
-        left = fc < fd  # minimiser in [a, d] (old c becomes d) or in [c, b] (old d becomes c)
-        a, b = np.where(left, a, c), np.where(left, d, b)
-        c_new = np.where(left, b - ratio * (b - a), d)
-        d_new = np.where(left, c, a + ratio * (b - a))
-        f_probe = objective(np.where(left, c_new, d_new))
-        fc, fd = np.where(left, f_probe, fd), np.where(left, fc, f_probe)
-        c, d = c_new, d_new
-    refined = np.minimum(np.minimum(fc, fd), np.min(grid_obj, axis=0))
-    return np.minimum(refined, 0.0)
+    """``log inf_{s>0} exp(K(sign·s) − sε)``, capped at 0, for every ε (rows) and realisation (columns of ``w2``):
+    Theorem 2's bound on the upper (``sign = +1``) or lower (``−1``) tail, by a log-spaced grid of s and a
+    golden-section search in ``log s`` (:func:`ddppm.privacy.chernoff.log_delta_tail_many` with one pair)."""
+    return log_delta_tail_many([(beta, w2)], eps, sign)[0]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddppm.core.errors import ConfigError, PrivacyError
+from ddppm.privacy.chernoff import log_delta_tail_many
 from ddppm.privacy.exact import ExactTails, exact_tails, exact_tails_many
 from ddppm.privacy.gaussian import (
     DEFAULT_RANK_RTOL,
@@ -48,13 +49,31 @@ def reversed_coordinates(beta: np.ndarray, w2: np.ndarray) -> tuple[np.ndarray, 
     return 1.0 / gamma - 1.0, np.asarray(w2, float) / gamma[:, None]
 
 
+def _reversed_singular(beta: np.ndarray) -> str | None:
+    """Why the order seen from the other data set is numerically singular, or ``None``: a generalised eigenvalue
+    ``γ ≥ 2⁵³`` has ``1/γ − 1`` round to −1 (its law ``diag(1/γ)`` has no resolvable variance there), as the
+    forward order's ``γ ≤ rtol`` is singular. δ = 1 then, never understated (found when two BLAS threads moved a
+    ``γ`` of Ami's ``sound`` calibration from about 1e13 to 1e17, which stopped it with a ValueError)."""
+    beta = np.asarray(beta, float)
+    if beta.size and not np.all(1.0 / (1.0 + beta) - 1.0 > -1.0):
+        return f"a generalised eigenvalue of {1 + float(beta.max()):.3g} has no reciprocal in double precision"
+    return None
+
+
 def _one_direction(
-    beta: np.ndarray, w2: np.ndarray, eps: np.ndarray, accounting: str, tails: ExactTails | None = None
+    beta: np.ndarray,
+    w2: np.ndarray,
+    eps: np.ndarray,
+    accounting: str,
+    tails: ExactTails | None = None,
+    bounds: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """Upper tail, lower tail and hockey stick of one order of a pair; ``tails``: its exact tails if computed."""
+    """Upper tail, lower tail and hockey stick of one order of a pair; ``tails``: its exact tails if computed;
+    ``bounds``: the logarithms of its Chernoff bounds on the upper and lower tails if computed."""
     if accounting == "chernoff":
-        upper = np.exp(log_delta_tail(beta, w2, eps, +1))
-        lower = np.exp(log_delta_tail(beta, w2, eps, -1))
+        if bounds is None:
+            bounds = (log_delta_tail(beta, w2, eps, +1), log_delta_tail(beta, w2, eps, -1))
+        upper, lower = np.exp(bounds[0]), np.exp(bounds[1])
         return upper, lower, np.full(upper.shape, np.nan)
     if tails is None:
         with np.errstate(invalid="ignore"):
@@ -98,23 +117,27 @@ def pair_tail_deltas_many(
     coordinates = []
     for pair, delta_mu in items:
         w, outside = pair.coordinates(delta_mu)
-        coordinates.append((pair.beta, w**2, outside, pair.singular))
+        coordinates.append((pair.beta, w**2, outside, pair.singular or _reversed_singular(pair.beta)))
     orders = [((beta, w2), reversed_coordinates(beta, w2)) for beta, w2, _, singular in coordinates if singular is None]
-    exact: list = [None] * (2 * len(orders))
+    flat = [o for both in orders for o in both]
+    exact: list = [None] * len(flat)
+    bounds: list = [None] * len(flat)
     if accounting == "exact" and orders:
         with np.errstate(invalid="ignore"):
-            exact = exact_tails_many([o for both in orders for o in both], eps)
+            exact = exact_tails_many(flat, eps)
+    if accounting == "chernoff" and orders:  # every order of every pair in one batch per tail
+        bounds = list(zip(log_delta_tail_many(flat, eps, +1), log_delta_tail_many(flat, eps, -1), strict=True))
     out, k = [], 0
     for _beta, w2, outside, singular in coordinates:
         if singular is not None:
             ones = np.ones((eps.size, w2.shape[1]))
             out.append(TailDeltas(ones, ones, ones, ones))
             continue
-        (fwd, bwd), tails = orders[k], exact[2 * k : 2 * k + 2]
+        (fwd, bwd), tails, bound = orders[k], exact[2 * k : 2 * k + 2], bounds[2 * k : 2 * k + 2]
         k += 1
         fixed = []
-        for (b, v2), exact_tails_of_order in ((fwd, tails[0]), (bwd, tails[1])):
-            upper, lower, hockey = _one_direction(b, v2, eps, accounting, exact_tails_of_order)
+        for (b, v2), exact_tails_of_order, bound_of_order in ((fwd, tails[0], bound[0]), (bwd, tails[1], bound[1])):
+            upper, lower, hockey = _one_direction(b, v2, eps, accounting, exact_tails_of_order, bound_of_order)
             upper, lower = np.nan_to_num(upper, nan=1.0), np.nan_to_num(lower, nan=1.0)
             hockey = hockey if accounting == "chernoff" else np.nan_to_num(hockey, nan=1.0)
             fixed.append((np.minimum(1.0, upper + lower), upper, lower, hockey))
