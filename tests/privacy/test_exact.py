@@ -486,9 +486,10 @@ def test_many_pairs_in_one_pass_equal_one_call_per_pair() -> None:
 
 
 @pytest.mark.parametrize("order", ["C", "F", "transposed"])
-def test_the_slice_sum_is_numpys_sum_bit_for_bit(order: str) -> None:
-    """``_sum_last`` replaces ``x.sum(-1)`` in the CGF's hot loop: it must give numpy's sum exactly (its pairwise
-    order), for every axis length and layout, or the accountant's tables would move in their last bits."""
+def test_the_fast_sum_is_numpys_sum_up_to_rounding(order: str) -> None:
+    """``_sum_last`` replaces ``x.sum(-1)`` in the CGF's hot loop (a product with ones): numpy's sum up to the order
+    of the additions, for every axis length and layout, within a few ulps of the sum of the magnitudes; and the
+    non-finite values propagate as numpy's do."""
     from ddppm.privacy.exact import _sum_last
 
     rng = np.random.default_rng(7)
@@ -500,7 +501,15 @@ def test_the_slice_sum_is_numpys_sum_bit_for_bit(order: str) -> None:
             elif order == "transposed":
                 x = np.ascontiguousarray(x.T).T
             got, expected = _sum_last(x), x.sum(-1)
-            assert got.shape == expected.shape and np.array_equal(got, expected), (K, shape, order)
+            assert got.shape == expected.shape, (K, shape, order)
+            if K < 8 or not x.flags.c_contiguous:  # slice additions in order, or numpy itself
+                assert np.array_equal(got, expected), (K, shape, order)
+            else:
+                bound = 4 * K * np.finfo(float).eps * np.abs(x).sum(-1)
+                assert np.all(np.abs(got - expected) <= bound), (K, shape, order)
+    x = np.ones((4, 8, 20))
+    x[0, 0, 3], x[1, 2, 5], x[2, 1, 0], x[2, 1, 1] = np.inf, np.nan, np.inf, -np.inf
+    np.testing.assert_array_equal(_sum_last(x), x.sum(-1))
 
 
 def test_a_pair_asked_again_is_answered_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
