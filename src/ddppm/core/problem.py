@@ -122,9 +122,10 @@ class DistributedProblem:
         return np.concatenate([Xi @ Z[i] for i, Xi in enumerate(self.blocks)])
 
     def xi_matmul(self, Q: np.ndarray, scale: float = 1.0) -> np.ndarray:
-        """``(scale · Ξ) Q``: with the dense Ξ where it is small (the product as it always was, bit for bit), else
-        ``scale · Ξ Q`` by :meth:`xi_apply` (equal to round-off)."""
-        return (scale * self.Xi) @ Q if self.dense_xi else scale * self.xi_apply(Q)
+        """``(scale · Ξ) Q``, as ``scale · (Ξ Q)``: with the dense Ξ where it is small, else by :meth:`xi_apply`
+        (equal to round-off). Scaling the n × R product rather than the n × n matrix saves a pass over Ξ and its copy
+        at every step of every Monte-Carlo batch (the values move in their last bits only)."""
+        return scale * (self.Xi @ Q if self.dense_xi else self.xi_apply(Q))
 
     @cached_property
     def xi_eigenvalues(self) -> np.ndarray:

@@ -97,9 +97,10 @@ def certified_network(local_grams: np.ndarray, Wc: np.ndarray, params: Certified
     noise = np.moveaxis(draws.G, -1, 2)  # (T, m, R, d, k)
     releases = np.empty_like(noise)
     for t, sigma in enumerate(params.sigmas):
-        z = np.einsum("jde,jrek->jrdk", local_grams, B) + sigma * noise[t]
+        # batched products (BLAS) rather than einsum's loops: X_jᵀX_j B_jr for every (j, r), then W^c over agents
+        z = np.matmul(local_grams[:, None], B) + sigma * noise[t]
         releases[t] = z
-        B = orthonormalise(m * np.einsum("ij,jrdk->irdk", Wc, z))
+        B = orthonormalise(m * (Wc @ z.reshape(m, -1)).reshape(z.shape))
     return CertifiedRun(releases, B)
 
 
