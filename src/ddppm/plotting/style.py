@@ -272,9 +272,14 @@ def save_figure(
             with atomic_write(png_path) as tmp:
                 fig.savefig(tmp, format="png", dpi=dpi, metadata=metadata or None)
             # The PNG's draw placed every axes; the PDF keeps those places rather than running the layout
-            # engine again (a third of a figure job's time on the many-panel figures).
+            # engine again (a third of a figure job's time on the many-panel figures). No engine at all, not
+            # "none" (a placeholder engine, for which savefig still draws the whole figure once before printing):
+            # the same PDF, byte for byte, in half the time.
             if fig.get_layout_engine() is not None:
-                fig.set_layout_engine("none")
+                try:
+                    fig.set_layout_engine(None)
+                except RuntimeError:  # a colorbar's figure keeps a compatible engine
+                    fig.set_layout_engine("none")
             with atomic_write(pdf_path) as tmp:
                 fig.savefig(tmp, format="pdf", metadata={"Subject": metadata["Description"]} if metadata else None)
     finally:
