@@ -17,6 +17,8 @@ in chunks of similar size (sorted by the number of eigenvalues) to bound the mem
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 _S_CAP = 1e8
@@ -61,13 +63,17 @@ def _columns(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray, hi: np.ndarray, 
     b = log_s[np.minimum(best + 1, _GRID_POINTS - 1), column]
     e = eps[:, None]
 
-    def objective(ls: np.ndarray) -> np.ndarray:
-        return _objective(np.exp(ls), beta, w2, log1p_beta, e, sign)
+    refined = golden_section_min(lambda ls: _objective(np.exp(ls), beta, w2, log1p_beta, e, sign), a, b, _GOLDEN_STEPS)
+    return np.minimum(refined, np.min(grid_obj, axis=0))
 
+
+def golden_section_min(objective: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray, steps: int):
+    """The least value ``objective`` takes at the last two probes of ``steps`` golden-section steps in every
+    bracket ``[a, b]`` at once (elementwise; ``objective`` maps an array of points to their values)."""
     ratio = (np.sqrt(5) - 1) / 2
     c, d = b - ratio * (b - a), a + ratio * (b - a)
     fc, fd = objective(c), objective(d)
-    for _ in range(_GOLDEN_STEPS):
+    for _ in range(steps):
         left = fc < fd  # minimiser in [a, d] (old c becomes d) or in [c, b] (old d becomes c)
         a, b = np.where(left, a, c), np.where(left, d, b)
         c_new = np.where(left, b - ratio * (b - a), d)
@@ -75,7 +81,7 @@ def _columns(beta: np.ndarray, w2: np.ndarray, eps: np.ndarray, hi: np.ndarray, 
         f_probe = objective(np.where(left, c_new, d_new))
         fc, fd = np.where(left, f_probe, fd), np.where(left, fc, f_probe)
         c, d = c_new, d_new
-    return np.minimum(np.minimum(fc, fd), np.min(grid_obj, axis=0))
+    return np.minimum(fc, fd)
 
 
 def log_delta_tail_many(items: list[tuple[np.ndarray, np.ndarray]], eps: np.ndarray, sign: int) -> list[np.ndarray]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ddppm.privacy.chernoff import golden_section_min
 from ddppm.privacy.gaussian import GaussianPair
 from ddppm.privacy.tails import TailDeltas
 
@@ -90,18 +91,8 @@ def theorem1_log_delta(gamma, mu2, eps, dim: int | None = None) -> np.ndarray:
     values = _objective(np.exp(grid)[:, None, None] * np.ones(shape), gamma, mu2, eps, extra)  # (S, E, R)
     best = np.argmin(values, axis=0)
     a, b = grid[np.maximum(best - 1, 0)], grid[np.minimum(best + 1, _GRID_POINTS - 1)]
-    ratio = (np.sqrt(5) - 1) / 2
-    c, d = b - ratio * (b - a), a + ratio * (b - a)
-    fc, fd = (_objective(np.exp(x), gamma, mu2, eps, extra) for x in (c, d))
-    for _ in range(_GOLDEN_STEPS):
-        left = fc < fd
-        a, b = np.where(left, a, c), np.where(left, d, b)
-        c_new = np.where(left, b - ratio * (b - a), d)
-        d_new = np.where(left, c, a + ratio * (b - a))
-        probe = _objective(np.exp(np.where(left, c_new, d_new)), gamma, mu2, eps, extra)
-        fc, fd = np.where(left, probe, fd), np.where(left, fc, probe)
-        c, d = c_new, d_new
-    return np.minimum(np.minimum(np.minimum(fc, fd), values.min(axis=0)), 0.0)
+    refined = golden_section_min(lambda x: _objective(np.exp(x), gamma, mu2, eps, extra), a, b, _GOLDEN_STEPS)
+    return np.minimum(np.minimum(refined, values.min(axis=0)), 0.0)
 
 
 def theorem1_from_moments(B, C, B_adj, C_adj, eps) -> np.ndarray:
