@@ -5,8 +5,6 @@ draws nothing; corrupt, foreign and spent ledgers stop with a clear error; ``ddp
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -70,36 +68,43 @@ def test_fits_are_recorded_until_the_budget_is_spent_then_refused_with_nothing_d
     ledger = PrivacyLedger.create(path, "wine", epsilon=2.0, delta=1e-5)
     first = _fit(wine, ledger)
     _fit(wine, str(path), seed=1)
-    state = json.loads(path.read_text())
-    assert [r["status"] for r in state["releases"]] == ["released", "released"]
+    state = ledger.state()
+    assert [r["status"] for r in state["releases"]] == ["released", "released"]  # one per run, its latest record
+    assert [r["status"] for r in state["chain"]] == ["pending", "released"] * 2  # appended, never rewritten
     assert [r["mu"] for r in state["releases"]] == [pytest.approx(gdp_mu(1.0, 1e-6))] * 2
     assert state["fingerprint"] == records_fingerprint(wine)
     assert state["releases"][0]["delta"] == max(first.privacy_.delta, 1e-6)  # the certificate's, never below
+    written = path.read_bytes()
     drawn = []
     monkeypatch.setattr(estimator, "draw_release", lambda *a, **k: drawn.append(a))
     with pytest.raises(LedgerError, match="would pass the budget of 'wine'.*Nothing was drawn"):
         _fit(wine, ledger, eps=3.0)  # with it δ = 0.0017 at ε_B = 2 (a third at ε = 1.5 would fit: 4.3e-6)
-    assert drawn == [] and len(json.loads(path.read_text())["releases"]) == 2
+    assert drawn == [] and path.read_bytes() == written
 
 
-def test_a_fit_that_fails_after_reserving_leaves_no_entry(tmp_path, wine, monkeypatch):
-    ledger = PrivacyLedger.create(tmp_path / "l.json", "wine", epsilon=5.0, delta=1e-5)
+def test_a_fit_that_fails_after_reserving_is_withdrawn_and_counts_nothing(tmp_path, wine, monkeypatch):
+    ledger = PrivacyLedger.create(tmp_path / "l.json", "wine", epsilon=1.0, delta=1e-5)
 
     def fails(*args, **kwargs):
         raise RuntimeError("killed while drawing")
 
-    monkeypatch.setattr(estimator, "draw_release", fails)
-    with pytest.raises(RuntimeError, match="killed"):
-        _fit(wine, ledger)
-    assert ledger.state()["releases"] == []
-
-
-def test_a_pending_entry_of_a_killed_run_still_counts(tmp_path, wine):
-    ledger = PrivacyLedger.create(tmp_path / "l.json", "wine", epsilon=1.0, delta=1e-6)
+    with monkeypatch.context() as patch:
+        patch.setattr(estimator, "draw_release", fails)
+        with pytest.raises(RuntimeError, match="killed"):
+            _fit(wine, ledger)
     state = ledger.state()
-    state["releases"].append({"run": "x" * 32, "date": "2026-11-29T00:00:00+00:00", "method": "analyze_gauss",
-                              "epsilon": 1.0, "delta": 1e-6, "mu": gdp_mu(1.0, 1e-6), "status": "pending"})  # fmt: skip
-    ledger._write(state)
+    assert [r["status"] for r in state["chain"]] == ["pending", "withdrawn"]
+    assert [r["status"] for r in state["releases"]] == ["withdrawn"]
+    assert ledger.summary()["spent"] == {"composition": "basic", "epsilon": 0.0, "delta": 0.0}
+    _fit(wine, ledger)  # the whole budget is still there
+
+
+def test_a_pending_entry_of_a_killed_run_still_counts(tmp_path, wine, monkeypatch):
+    ledger = PrivacyLedger.create(tmp_path / "l.json", "wine", epsilon=1.0, delta=1e-6)
+    with monkeypatch.context() as patch:
+        patch.setattr(PrivacyLedger, "_settle", lambda *a, **k: None)  # the process dies before it settles
+        _fit(wine, ledger)
+    assert [r["status"] for r in ledger.state()["releases"]] == ["pending"]
     with pytest.raises(LedgerError, match="would pass"):
         _fit(wine, ledger, eps=0.1)
 
@@ -116,10 +121,12 @@ def test_another_data_sets_ledger_is_refused(tmp_path, wine):
     [
         ("{not json", "corrupt \\(not JSON"),
         ('{"format": "something else"}', "not a ddppm ledger"),
-        ('{"format": "ddppm-ledger/1", "dataset": "w", "fingerprint": null, "budget": {"epsilon": -1, "delta": 1e-5},'
+        ('{"format": "ddppm-ledger/2", "dataset": "w", "fingerprint": null, "budget": {"epsilon": -1, "delta": 1e-5},'
          ' "releases": []}', "budget .* needs epsilon > 0"),
-        ('{"format": "ddppm-ledger/1", "dataset": "w", "fingerprint": null, "budget": {"epsilon": 1, "delta": 1e-5},'
+        ('{"format": "ddppm-ledger/2", "dataset": "w", "fingerprint": null, "budget": {"epsilon": 1, "delta": 1e-5},'
          ' "releases": [{"run": "a"}]}', "release 0 must have exactly"),
+        ('{"format": "ddppm-ledger/1", "dataset": "w", "fingerprint": null, "budget": {"epsilon": 1, "delta": 1e-5},'
+         ' "releases": []}', "old format 'ddppm-ledger/1'.*ddppm ledger upgrade"),
     ],
 )
 def test_a_corrupt_ledger_stops_the_fit_before_anything_is_drawn(tmp_path, wine, monkeypatch, text, message):

@@ -102,7 +102,7 @@ def config_hash(obj: Any) -> str:
 
 
 @contextlib.contextmanager
-def atomic_write(path: PathLike) -> Iterator[Path]:
+def atomic_write(path: PathLike, mode: int | None = None) -> Iterator[Path]:
     """Context manager that yields a temporary path and moves it onto ``path`` on success.
 
     The temporary file is created (empty) in the directory of ``path`` under the name
@@ -115,6 +115,10 @@ def atomic_write(path: PathLike) -> Iterator[Path]:
     ----------
     path : str or os.PathLike
         Final destination.
+    mode : int, optional
+        Permission bits of the new file (e.g. ``0o600`` for a file only its owner may read), set on the temporary
+        before it is renamed, so the file never exists under ``path`` with wider ones. None (the default): 0666
+        minus the umask.
 
     Yields
     ------
@@ -124,7 +128,7 @@ def atomic_write(path: PathLike) -> Iterator[Path]:
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(final)
-    tmp = _create_temp(final)
+    tmp = _create_temp(final, mode)
     try:
         yield tmp
         os.replace(tmp, final)
@@ -149,26 +153,31 @@ def remove_stale_temporaries(final: PathLike) -> list[Path]:
     return removed
 
 
-def _create_temp(final: Path) -> Path:
+def _create_temp(final: Path, mode: int | None = None) -> Path:
     """Create an empty, exclusive ``.<basename>.tmp-<random>`` file next to ``final``.
 
     Unlike :func:`tempfile.mkstemp` (mode 0600) the file gets the default permissions (0666 minus the
-    umask), so the renamed result is as readable as any other file the user writes.
+    umask), so the renamed result is as readable as any other file the user writes; ``mode`` sets them
+    exactly instead (the umask does not apply).
     """
     for _ in range(100):
         tmp = final.parent / f".{final.name}.tmp-{secrets.token_hex(6)}"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
         except FileExistsError:
             continue
-        os.close(fd)
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)  # exactly ``mode``: os.open's mode is narrowed by the umask
+        finally:
+            os.close(fd)
         return tmp
     raise FileExistsError(f"could not create a temporary file next to {str(final)!r}")
 
 
-def write_text_atomic(path: PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
-    with atomic_write(path) as tmp:
+def write_text_atomic(path: PathLike, text: str, mode: int | None = None) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`; ``mode``: its permission bits)."""
+    with atomic_write(path, mode) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
 

@@ -12,8 +12,10 @@ A Parquet file, a folder of Parquet files, or a CSV file with ``--stream`` is re
 (:meth:`PrivatePCA.fit_stream <ddppm.release.estimator.PrivatePCA.fit_stream>`): records larger than memory.
 
 ``--ledger FILE`` reserves the release's (ε, δ) in the data set's privacy ledger before anything is drawn
-(:mod:`ddppm.release.ledger`); ``ddppm ledger create FILE --dataset NAME --eps E --delta D`` starts one and
-``ddppm ledger show FILE`` prints its budget, what is spent and every release.
+(:mod:`ddppm.release.ledger`); ``ddppm ledger create FILE --dataset NAME --eps E --delta D`` starts one,
+``ddppm ledger show FILE`` prints its budget, what is spent and every run, ``ddppm ledger settle FILE`` lists the
+pending runs and ``--run ID --released`` / ``--withdrawn`` records what became of one killed before it settled, and
+``ddppm ledger upgrade FILE`` rewrites a ledger of the old format (no hash chain) as the current one.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def add_command(commands: Any) -> None:
     fit.add_argument("--ledger", type=Path, help="the data set's privacy ledger (ddppm ledger create): the release "
                      "is refused if it would pass the ledger's budget")  # fmt: skip
     fit.set_defaults(run=run_command)
-    ledger = commands.add_parser("ledger", help="a data set's privacy ledger: create one, or show what is spent")
+    ledger = commands.add_parser("ledger", help="a data set's privacy ledger: create one, show what is spent, settle "
+                                 "a pending run")  # fmt: skip
     actions = ledger.add_subparsers(dest="action", required=True)
     create = actions.add_parser("create", help="start a ledger with a total budget")
     create.add_argument("file", type=Path, help="the ledger file to create (JSON; never overwritten)")
@@ -62,9 +65,24 @@ def add_command(commands: Any) -> None:
     create.add_argument("--eps", type=float, required=True, help="the total ε of every release from the data set")
     create.add_argument("--delta", type=float, required=True, help="the total δ")
     create.set_defaults(run=ledger_create)
-    show = actions.add_parser("show", help="the budget, what is spent and every release")
+    show = actions.add_parser("show", help="the budget, what is spent and every run (its latest status)")
     show.add_argument("file", type=Path, help="the ledger file")
     show.set_defaults(run=ledger_show)
+    settle = actions.add_parser("settle", help="list the pending runs, or record what became of one whose process "
+                                "was killed before it settled")  # fmt: skip
+    settle.add_argument("file", type=Path, help="the ledger file")
+    settle.add_argument("--run", metavar="ID", dest="run_id", help="the pending run to settle (omit: list the "
+                        "pending runs)")  # fmt: skip
+    outcome = settle.add_mutually_exclusive_group()
+    outcome.add_argument("--released", action="store_const", const="released", dest="outcome", help="its release "
+                         "left the process (or may have): it stays counted")  # fmt: skip
+    outcome.add_argument("--withdrawn", action="store_const", const="withdrawn", dest="outcome", help="nothing left "
+                         "the process (no output was written or sent): it stops counting")  # fmt: skip
+    settle.set_defaults(run=ledger_settle)
+    upgrade = actions.add_parser("upgrade", help="rewrite a ledger of the old format (ddppm-ledger/1, no hash chain) "
+                                 "as the current one; the old file is kept as FILE.v1")  # fmt: skip
+    upgrade.add_argument("file", type=Path, help="the ledger file")
+    upgrade.set_defaults(run=ledger_upgrade)
 
 
 def ledger_create(args: argparse.Namespace) -> int:
@@ -90,8 +108,53 @@ def ledger_show(args: argparse.Namespace) -> int:
     print(f"spent ({spent['composition']} composition): ε = {spent['epsilon']:g}, δ = {spent['delta']:.3g}")
     for entry in summary["releases"]:
         mu = "not Gaussian" if entry["mu"] is None else f"μ = {entry['mu']:.4g}"
-        print(f"  {entry['date']}  {entry['run'][:12]}  {entry['method']}  ε = {entry['epsilon']:g}, "
-              f"δ = {entry['delta']:g}, {mu}  [{entry['status']}]")
+        counted = {"pending": "  (pending: counted until settled)", "withdrawn": "  (counts nothing)"}
+        print(f"  {entry['date']}  {entry['run']}  {entry['method']}  ε = {entry['epsilon']:g}, "
+              f"δ = {entry['delta']:g}, {mu}  [{entry['status']}]{counted.get(entry['status'], '')}")
+    if any(entry["status"] == "pending" for entry in summary["releases"]):
+        print(f"a pending run whose process is gone: ddppm ledger settle {args.file} --run ID --released|--withdrawn")
+    if summary["head"] is not None:  # a hash chain cannot see its newest records dropped: compare with a copy
+        print(f"chain head after {summary['records']} record(s): {summary['head']}")
+    return 0
+
+
+def ledger_settle(args: argparse.Namespace) -> int:
+    """``ddppm ledger settle``: the pending runs, or settle ``--run``; 2 with a message where that cannot be done."""
+    try:
+        ledger = PrivacyLedger(args.file)
+        if args.run_id is None:
+            if args.outcome is not None:
+                raise ConfigError(f"--{args.outcome}: name the pending run with --run ID (`ddppm ledger settle "
+                                  f"{args.file}` lists them)")  # fmt: skip
+            pending = [entry for entry in ledger.state()["releases"] if entry["status"] == "pending"]
+            for entry in pending:
+                print(f"{entry['run']}  {entry['date']}  {entry['method']}  ε = {entry['epsilon']:g}, "
+                      f"δ = {entry['delta']:g}  [pending]")
+            print(f"{len(pending)} pending run(s) in {args.file}" + (
+                "; settle one whose process is gone with --run ID --released (its output left, or may have) or "
+                "--withdrawn (nothing left)" if pending else ""))  # fmt: skip
+            return 0
+        if args.outcome is None:
+            raise ConfigError(f"--run {args.run_id}: say what became of it, --released (its output left the process, "
+                              "or may have: it stays counted) or --withdrawn (nothing left: it stops counting)")
+        entry = ledger.settle(args.run_id, args.outcome)
+    except DDPPMError as error:
+        print(f"ddppm ledger: {error}", file=sys.stderr)
+        return 2
+    print(f"run {entry['run']} of {args.file} is {entry['status']}"
+          + ("; it counts nothing" if entry["status"] == "withdrawn" else "; it stays counted"))  # fmt: skip
+    return 0
+
+
+def ledger_upgrade(args: argparse.Namespace) -> int:
+    """``ddppm ledger upgrade``; 2 with a message where the file is not an old ledger."""
+    try:
+        kept = PrivacyLedger(args.file).upgrade()
+    except DDPPMError as error:
+        print(f"ddppm ledger: {error}", file=sys.stderr)
+        return 2
+    print(f"{args.file} now has the hash chain ({PrivacyLedger(args.file).state()['format']}); the old file is "
+          f"kept as {kept}")
     return 0
 
 
