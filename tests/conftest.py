@@ -28,17 +28,26 @@ TINY = "tests/config/tiny.yaml"
 TINY_RESULTS = yaml.safe_load((REPO / TINY).read_text())["results_dir"]
 
 
+FLOWER_PROCESSES = {REPO / "tests" / "federation" / name for name in
+                    ("test_flower.py", "adversary/test_cli_port.py", "adversary/test_cli_lifecycle.py")}  # fmt: skip
+"""The test modules that start Flower's deployment engine as real processes."""
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks into the node ids
 def pytest_collection_modifyitems(config, items) -> None:
     """Groups for pytest-xdist's ``--dist loadgroup`` (``run_tests.sh`` runs the suite on every core): every test that
     uses the session's tiny run, and the real-Slurm tests (which use it too, and start one cluster at a time), on one
     worker, so the run is made once; every other module's tests on one worker, so its module fixtures are built
-    once. pytest 9.2 drops xdist's group suffix from node ids (pytest-dev/pytest-xdist#1386): the lock keeps pytest
-    below 9.2. Without xdist the marks do nothing."""
+    once; the tests that start Flower's real processes (a SuperLink, SuperNodes, ``ddppm party``) on one worker
+    too, one federation at a time: two at once on two cores made a live party miss its step's timeout. pytest 9.2
+    drops xdist's group suffix from node ids (pytest-dev/pytest-xdist#1386): the lock keeps pytest below 9.2.
+    Without xdist the marks do nothing."""
     cluster = REPO / "tests" / "cluster"
     for item in items:
         if "tiny_run" in item.fixturenames or item.path.is_relative_to(cluster):
             group = "tiny-run"
+        elif item.path in FLOWER_PROCESSES:
+            group = "flower-processes"
         else:
             group = item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))

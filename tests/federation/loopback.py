@@ -195,12 +195,22 @@ class Federation:
         self.processes.append(process)
         return process
 
-    def run(self, run_config: dict[str, object], result: Path, timeout: float = 240) -> dict:
-        """Submit ddppm's app with ``run_config`` and wait for its result file."""
+    def submit(self, run_config: dict[str, object]) -> None:
+        """Submit ddppm's app with ``run_config``, as ``ddppm coordinate`` does: with the ``agreement-digest`` of its
+        ``agreement-path`` (the parties refuse a run without theirs)."""
+        from ddppm.federation.agreement import read_agreement
+
+        run_config = dict(run_config)
+        if "agreement-path" in run_config:
+            run_config.setdefault("agreement-digest", read_agreement(str(run_config["agreement-path"])).digest())
         config = " ".join(f"{k}={json.dumps(v)}" for k, v in run_config.items())
         done = self.flwr("run", str(APP), "local", "--format", "json", "--run-config", config)
         if done.returncode:
             raise RuntimeError(f"flwr run: {done.stdout}\n{done.stderr}")
+
+    def run(self, run_config: dict[str, object], result: Path, timeout: float = 240) -> dict:
+        """Submit ddppm's app with ``run_config`` (:meth:`submit`) and wait for its result file."""
+        self.submit(run_config)
         deadline = time.monotonic() + timeout
         while not result.exists():
             if time.monotonic() > deadline:

@@ -15,6 +15,7 @@ from ddppm.core.errors import ConfigError
 from ddppm.federation.agreement import Agreement
 from ddppm.federation.coordinator import InProcess, coordinate
 from ddppm.federation.party import Party
+from ddppm.federation.plan import Refused
 from tests.federation.conftest import BOUNDS, SIZES, labels, split
 
 CASES = [
@@ -96,7 +97,7 @@ def test_a_party_answers_nothing_to_another_agreement(wine):
     agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "conventional", noise="simulation")
     other = Agreement(2, 50.0, 1e-6, BOUNDS, SIZES, "conventional", noise="simulation")
     party = Party(split(wine)[0], 0, agreement)
-    with pytest.raises(ConfigError, match="differs from the one this party accepted"):
+    with pytest.raises(Refused, match="^refused: agreement$"):  # the refusal's word alone reaches the coordinator
         party.answer("sums", {"agreement": other.digest(), "lower": None, "upper": None})
     with pytest.raises(ConfigError, match="holds 60 rows, the agreement says 58"):
         Party(split(wine)[0], 2, agreement)
@@ -140,8 +141,9 @@ def test_each_party_charges_its_own_ledger_before_its_first_reply(wine, tmp_path
     coordinate(InProcess(parties), agreement, wine.shape[1])
     assert [len(ledger.state()["releases"]) for ledger in ledgers] == [1, 1, 1]
     again = [Party(rows, j, agreement, ledger=ledgers[j]) for j, rows in enumerate(split(wine))]
-    with pytest.raises(PartyFailed, match="party 0 failed.*would pass the budget of 'party 0'"):
+    with pytest.raises(PartyFailed, match=r"party 0 failed.*\(Refused: refused: budget\)") as refused:
         coordinate(InProcess(again), agreement, wine.shape[1])
+    assert "would pass the budget of 'party 0'" in refused.value.__cause__.detail  # for the party's own log
     assert [len(ledger.state()["releases"]) for ledger in ledgers] == [1, 1, 1]
 
 
@@ -186,7 +188,7 @@ def test_a_party_rebuilt_for_every_step_answers_bit_for_bit_as_one_kept_alive(me
 def test_a_party_that_dies_mid_run_is_named_nothing_is_released_and_the_others_ledgers_keep_their_spend(wine,
                                                                                                        tmp_path):
     from ddppm.federation.coordinator import PartyFailed
-    from ddppm.release.ledger import LedgerError, PrivacyLedger
+    from ddppm.release.ledger import PrivacyLedger
 
     agreement = Agreement(2, 1.0, 1e-6, BOUNDS, SIZES, "conventional", noise="simulation")
     ledgers = [PrivacyLedger.create(tmp_path / f"p{j}.json", f"party {j}", 1.0, 1e-6) for j in range(3)]
@@ -201,9 +203,9 @@ def test_a_party_that_dies_mid_run_is_named_nothing_is_released_and_the_others_l
         coordinate(InProcess(parties), agreement, wine.shape[1])
     assert [len(ledger.state()["releases"]) for ledger in ledgers] == [1, 1, 0]  # 0 and 1 had sent their sums
     again = [Party(rows, j, agreement, ledger=ledgers[j]) for j, rows in enumerate(split(wine))]
-    with pytest.raises(PartyFailed, match="party 0 failed.*LedgerError.*would pass the budget") as refused:
+    with pytest.raises(PartyFailed, match=r"party 0 failed.*refused: budget") as refused:
         coordinate(InProcess(again), agreement, wine.shape[1])  # a rerun needs the budget again, and says so
-    assert isinstance(refused.value.__cause__, LedgerError)
+    assert refused.value.__cause__.kind == "budget" and "would pass the budget" in refused.value.__cause__.detail
 
 
 @pytest.mark.parametrize(

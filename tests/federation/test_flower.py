@@ -24,7 +24,7 @@ from tests.federation.conftest import BOUNDS, SIZES, labels, split
 
 pytest.importorskip("flwr", reason="the federation extra installs Flower")
 from ddppm.federation.flower import OPEN_LOG  # noqa: E402
-from tests.federation.loopback import APP, descendants, federation, free_port, make_node_key, make_tls  # noqa: E402
+from tests.federation.loopback import descendants, federation, free_port, make_node_key, make_tls  # noqa: E402
 
 pytestmark = pytest.mark.slow
 COLUMNS = [f"x{i}" for i in range(13)]
@@ -36,8 +36,12 @@ def _party_files(folder: Path, rows: np.ndarray, agreement: Agreement, j: int) -
     pd.DataFrame(rows, columns=COLUMNS).to_csv(folder / "rows.csv", index=False)
     (folder / "agreement.json").write_text(json.dumps(agreement.to_dict()))
     PrivacyLedger.create(folder / "ledger.json", f"party {j}'s records", 10.0, 1e-5)
-    return {"data-path": str(folder / "rows.csv"), "agreement-path": str(folder / "agreement.json"),
-            "party-index": j, "ledger-path": str(folder / "ledger.json")}  # fmt: skip
+    config: dict[str, object] = {"data-path": str(folder / "rows.csv"), "party-index": j,
+                                 "agreement-path": str(folder / "agreement.json"),
+                                 "ledger-path": str(folder / "ledger.json")}  # fmt: skip
+    if agreement.noise == "simulation":  # what `ddppm party --testing-simulation-noise` sets: the party refuses it else
+        config["testing-simulation-noise"] = True
+    return config
 
 
 def test_the_commands_release_across_processes_with_tls_and_node_keys_as_one_process_would(wine, tmp_path: Path):
@@ -71,11 +75,13 @@ def test_the_commands_release_across_processes_with_tls_and_node_keys_as_one_pro
                      "DDPPM_CACHE_DIR": str(tmp_path / f"party{j}" / "cache")}  # fmt: skip
             start(["party", config["data-path"], "--agreement", config["agreement-path"], "--index", str(j),
                    "--ledger", config["ledger-path"], "--coordinator", f"127.0.0.1:{port}",
-                   "--root-certificates", str(certificates["ca"]), "--key", str(keys[j][0])], watch)  # fmt: skip
+                   "--root-certificates", str(certificates["ca"]), "--key", str(keys[j][0]),
+                   "--testing-simulation-noise"], watch)  # fmt: skip
         intruder, _ = make_node_key(tmp_path / "keys", "intruder")
         refused = start(["party", str(tmp_path / "party0" / "rows.csv"), "--agreement",
                          str(tmp_path / "party0" / "agreement.json"), "--index", "0", "--coordinator",
-                         f"127.0.0.1:{port}", "--root-certificates", str(certificates["ca"]), "--key", str(intruder)])
+                         f"127.0.0.1:{port}", "--root-certificates", str(certificates["ca"]), "--key", str(intruder),
+                         "--testing-simulation-noise"])  # fmt: skip
         assert refused.wait(timeout=60) != 0
         assert "Failed to activate SuperNode" in refused.stdout.read()
         assert coordinator.wait(timeout=300) == 0, coordinator.stdout.read()
@@ -129,10 +135,7 @@ def test_a_supernode_killed_mid_run_is_named_and_nothing_is_released(wine, tmp_p
         out = tmp_path / "release.json"
         # 30 s: under the full suite's load a live party's first noisy reply (its ledger charged) once took over 10 s,
         # so the slow live party, not the dead one, was named
-        config = {"agreement-path": str(tmp_path / "agreement.json"), "out-path": str(out), "timeout": 30.0}
-        done = running.flwr("run", str(APP), "local", "--format", "json", "--run-config",
-                            " ".join(f"{k}={json.dumps(v)}" for k, v in config.items()))  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        running.submit({"agreement-path": str(tmp_path / "agreement.json"), "out-path": str(out), "timeout": 30.0})
         ledger = tmp_path / "party2" / "ledger.json"
         deadline = time.monotonic() + 240  # generous: the whole suite shares two cores
         while not json.loads(ledger.read_text())["releases"] and time.monotonic() < deadline:
@@ -157,3 +160,28 @@ def test_a_supernode_killed_mid_run_is_named_and_nothing_is_released(wine, tmp_p
     assert running.leftovers() == []
     for j in range(3):  # every party had sent its first reply: each ledger keeps it
         assert len(json.loads((tmp_path / f"party{j}" / "ledger.json").read_text())["releases"]) == 1
+
+
+def test_a_run_of_another_agreement_is_refused_on_the_deployment_engine_with_one_word(wine, tmp_path: Path):
+    """A coordinator that runs ddppm's app with another agreement than the parties accepted (here ε = 50 for 5):
+    every ``ddppm party`` (warm) refuses the run before its app runs, the coordinator's error carries only the
+    refusal's word, and no ledger is charged."""
+    agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "conventional", seed=11)
+    other = Agreement(2, 50.0, 1e-6, BOUNDS, SIZES, "conventional", seed=11)
+    with federation(tmp_path / "flower", tls=False) as running:
+        nodes = [running.supernode(f"party{j}", _party_files(tmp_path / f"party{j}", rows, agreement, j), warm=True)
+                 for j, rows in enumerate(split(wine))]  # fmt: skip
+        for node in nodes:
+            node.wait_for("SuperNode ID", 60)
+        (tmp_path / "other.json").write_text(json.dumps(other.to_dict()))
+        out = tmp_path / "release.json"
+        running.submit({"agreement-path": str(tmp_path / "other.json"), "out-path": str(out), "timeout": 30.0})
+        deadline = time.monotonic() + 240
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert out.exists(), {p.name: p.lines[-10:] for p in running.processes}
+        result = json.loads(out.read_text())
+    assert set(result) == {"error"} and "refused: protocol" in result["error"], result
+    assert "nothing is released" in result["error"] and str(tmp_path) not in result["error"]
+    for j in range(3):
+        assert json.loads((tmp_path / f"party{j}" / "ledger.json").read_text())["releases"] == []

@@ -16,6 +16,7 @@ from ddppm.federation.agreement import Agreement
 from tests.federation.conftest import BOUNDS, SIZES, labels, split
 
 pytest.importorskip("flwr", reason="the federation extra installs Flower")
+from ddppm.federation import secure_sum  # noqa: E402
 from ddppm.federation.flower import clientapp, serverapp  # noqa: E402
 from tests.federation.inprocess_grid import InProcessGrid, run_inprocess  # noqa: E402
 
@@ -28,7 +29,7 @@ def _run(wine, tmp_path: Path, agreement: Agreement, app=clientapp) -> tuple[dic
         pd.DataFrame(rows, columns=[f"x{i}" for i in range(13)]).to_csv(folder / "rows.csv", index=False)
         (folder / "agreement.json").write_text(json.dumps(agreement.to_dict()))
         nodes[100 + j] = {"data-path": str(folder / "rows.csv"), "agreement-path": str(folder / "agreement.json"),
-                          "party-index": j}  # fmt: skip
+                          "party-index": j, "testing-simulation-noise": True}  # fmt: skip
     (tmp_path / "agreement.json").write_text(json.dumps(agreement.to_dict()))
     out = tmp_path / "release.json"
     grid = run_inprocess(serverapp, app, nodes, {"agreement-path": str(tmp_path / "agreement.json"),
@@ -65,7 +66,13 @@ def test_through_secure_aggregation_the_coordinator_sees_the_sum_alone(wine, tmp
         return replies
 
     monkeypatch.setattr(InProcessGrid, "pull_messages", spy)
-    release, _ = _run(wine, tmp_path, agreement)
+    expanded = []  # both sides expand the masks from the whole secret (secure_sum.strong_masks)
+    strong = secure_sum.chacha20_masks
+    monkeypatch.setattr(secure_sum, "chacha20_masks", lambda *a: expanded.append(1) or strong(*a))
+    release, grid = _run(wine, tmp_path, agreement)
+    assert expanded and secure_sum._FLOWER_MASKS == {}  # and Flower's expansion is back once the sums are done
+    # every party ran its sums behind the pinned mod, and its last one ended at the unmasking
+    assert {str(c.state.config_records[secure_sum._PIN_RECORD]["stage"]) for c in grid._ctx.values()} == {"unmask"}
     one = _one_process(wine, agreement)
     # the quantisation moves each sum by ~1e-9 of its scale: the directions by far less than the noise
     np.testing.assert_allclose(np.array(release["components"]), one.components_, atol=1e-5)
@@ -125,3 +132,47 @@ def test_a_party_kept_across_messages_answers_bit_for_bit_as_one_rebuilt_for_eac
     else:
         assert kept["components"] == rebuilt["components"] and kept["mean"] == rebuilt["mean"]
     assert kept["privacy"] == rebuilt["privacy"]
+
+
+def test_the_strong_mask_expansion_is_deterministic_and_not_flowers():
+    from flwr.common.secure_aggregation.secaggplus_utils import pseudo_rand_gen
+
+    seed, shapes = bytes(range(32)), [(1,), (3, 4), ()]
+    masks = secure_sum.chacha20_masks(seed, 2**40, shapes)
+    assert [m.shape for m in masks] == shapes and all(m.dtype == np.int64 for m in masks)
+    assert all(np.array_equal(a, b) for a, b in zip(masks, secure_sum.chacha20_masks(seed, 2**40, shapes), strict=True))
+    flat = np.concatenate([m.ravel() for m in masks])
+    assert not np.array_equal(flat, np.concatenate([m.ravel() for m in pseudo_rand_gen(seed, 2**40, shapes)]))
+    # every byte of the seed counts (Flower's folds it to 32 bits: seeds equal after the fold give equal masks)
+    folded = bytes(range(4)) * 2 + bytes(24)  # XOR-folds to 0, as bytes(32) does
+    assert np.array_equal(pseudo_rand_gen(folded, 2**40, [(8,)])[0], pseudo_rand_gen(bytes(32), 2**40, [(8,)])[0])
+    assert not np.array_equal(secure_sum.chacha20_masks(folded, 2**40, [(8,)])[0],
+                              secure_sum.chacha20_masks(bytes(32), 2**40, [(8,)])[0])  # fmt: skip
+    # the draws fill the shapes in order: the same stream whatever the split
+    assert np.array_equal(flat, secure_sum.chacha20_masks(seed, 2**40, [(14,)])[0])
+
+
+@pytest.mark.parametrize("bound", [2**40, 10**12 + 39, 3 * 2**61])
+def test_the_strong_masks_are_uniform_on_the_whole_group(bound):
+    """A chi-square test of 2^17 draws (a fixed seed: the test is deterministic), on 64 equal slices of [0, bound) and
+    on the residues modulo 64; 3·2^61 rejects a quarter of the words, 10^12 + 39 a few in 10^7, 2^40 none."""
+    from scipy.stats import chisquare
+
+    draws = secure_sum.chacha20_masks(b"a fixed seed for the test", bound, [(2**17,)])[0]
+    assert draws.min() >= 0 and draws.max() < bound
+    slices = np.bincount((draws / bound * 64).astype(int), minlength=64)
+    residues = np.bincount(draws % 64, minlength=64)
+    assert chisquare(slices).pvalue > 1e-3 and chisquare(residues).pvalue > 1e-3
+
+
+def test_strong_masks_replace_flowers_expansion_on_both_sides_and_give_it_back():
+    import importlib
+
+    party = importlib.import_module("flwr.client.mod.secure_aggregation.secaggplus_mod")
+    coordinator = importlib.import_module("flwr.server.workflow.secure_aggregation.secaggplus_workflow")
+    flowers = party.pseudo_rand_gen
+    with secure_sum.strong_masks():
+        with secure_sum.strong_masks():  # the coordinator's block around its parties' in one process
+            assert party.pseudo_rand_gen is coordinator.pseudo_rand_gen is secure_sum.chacha20_masks
+        assert party.pseudo_rand_gen is coordinator.pseudo_rand_gen is secure_sum.chacha20_masks
+    assert party.pseudo_rand_gen is coordinator.pseudo_rand_gen is flowers

@@ -96,6 +96,10 @@ TEST_ONLY_FOLDERS = {"repository", "workflow", "cluster", "config", "benchmarks"
 """Folders of ``tests/`` that mirror no package: whole-repository checks, end-to-end Snakemake runs, the real
 Slurm, the tiny configuration, the benchmark scripts' own logic (``benchmarks/``)."""
 
+TOPIC_FOLDERS = {"adversary"}
+"""Folders inside a package's tests that gather one topic's tests of that package's modules (``tests/federation/
+adversary/``: the attacks on a party, each next to the module it attacks): they mirror their parent folder."""
+
 
 def test_tests_mirror_the_source_tree() -> None:
     """A module's tests are found by its path: ``tests/<package path>/test_<module>[_<topic>].py`` tests
@@ -111,7 +115,7 @@ def test_tests_mirror_the_source_tree() -> None:
     assert not stray, f"test files outside a package folder that name no top-level module of ddppm: {stray}"
     wrong = []
     for path in files:
-        package = source.joinpath(*path.parent.relative_to(tests).parts)
+        package = source.joinpath(*[p for p in path.parent.relative_to(tests).parts if p not in TOPIC_FOLDERS])
         names = {m.stem for m in package.glob("*.py")} | {d.name for d in package.iterdir() if d.is_dir()}
         names.add(package.name)
         stem = path.stem.removeprefix("test_")

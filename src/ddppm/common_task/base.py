@@ -175,6 +175,20 @@ class CommonTaskMethod(ABC):
         :meth:`common_estimate` draws that party's part with simulation noise."""
         raise NotImplementedError(f"{type(self).__name__} does not run across parties yet")
 
+    federated_query: ClassVar[str | None] = None
+    """The key of the public query block a method step carries (the power methods' ``X``, D-DP-PM's ``B``), None
+    when its steps carry none; a party checks it with :meth:`check_federated_query` (:mod:`ddppm.federation.plan`)."""
+
+    def federated_steps(self, public: Any) -> tuple[str, ...]:
+        """The names of the method's steps in a federation, in order (the public plan's last part): by default one,
+        ``method``."""
+        return ("method",)
+
+    def check_federated_query(self, public: Any, index: int, round: int, block: Any) -> np.ndarray:
+        """Party ``index``'s check of the query block of method round ``round`` (its shape, finiteness, and what the
+        method's sensitivity assumes); returns the block as a float array, or raises ValueError."""
+        raise ValueError(f"{self.name}'s steps carry no query block")
+
     def federated_noise(self, public: Any) -> float:
         """The largest noise standard deviation one party adds to an entry of a ``method`` step's reply (simulation:
         party 0's, the total's): what fixes secure aggregation's public scale. By default the calibration's

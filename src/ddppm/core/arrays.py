@@ -3,10 +3,15 @@ fraction of the memory traffic (what a release of 10⁶ × 100 records spends it
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 BLOCK_ROWS = 8192
 """Rows per block (a few MB at d = 100: in cache)."""
+
+ORTHONORMAL_TOLERANCE = 1e-9
+"""Largest ``|QᵀQ − I|`` entry of a block :func:`check_orthonormal` admits (a QR factor's is about 1e-15)."""
 
 
 def clip_columns(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -33,3 +38,18 @@ def column_squares(X: np.ndarray) -> np.ndarray:
     if X.ndim != 2 or X.shape[1] < 2:
         return (X**2).sum(axis=0)
     return np.einsum("ij,ij->j", X, X)
+
+
+def check_orthonormal(block: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
+    """``block`` as a float array of ``shape`` whose last two axes are matrices with orthonormal columns (to
+    :data:`ORTHONORMAL_TOLERANCE`), else ValueError naming ``name``."""
+    array = np.asarray(block)
+    if array.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold real numbers, not {array.dtype}")
+    array = array.astype(float)
+    if array.shape != shape or not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, of shape {shape}")
+    gram = np.swapaxes(array, -1, -2) @ array
+    if np.max(np.abs(gram - np.eye(shape[-1]))) > ORTHONORMAL_TOLERANCE:
+        raise ValueError(f"{name} must have orthonormal columns")
+    return array

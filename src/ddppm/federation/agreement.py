@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ddppm.core.errors import ConfigError
@@ -27,7 +28,10 @@ FEDERATED_TRUST = ("local", "secure_aggregation")
 @dataclass(frozen=True)
 class Agreement:
     """The public agreement of one federated release (module docstring). ``sizes``: each party's count of rows, in
-    the parties' order (party ``j`` is the j-th); ``bounds``: the mapping :class:`~ddppm.PrivatePCA` takes."""
+    the parties' order (party ``j`` is the j-th); ``bounds``: the mapping :class:`~ddppm.PrivatePCA` takes;
+    ``colluding``: c, the most parties that may collude with the coordinator. Where only a sum is seen (secure
+    aggregation), each party then adds its share of the noise for p − c parties, so that the honest parties' shares
+    alone make up the noise the certificate assumes (the release carries p/(p − c) times its variance)."""
 
     n_components: int
     epsilon: float
@@ -40,6 +44,7 @@ class Agreement:
     noise: str = "secure"
     seed: int = 0
     method_options: dict[str, Any] = field(default_factory=dict)
+    colluding: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sizes", tuple(int(s) for s in self.sizes))
@@ -59,6 +64,10 @@ class Agreement:
         if self.trust not in FEDERATED_TRUST:
             raise ConfigError(f"agreement: trust {self.trust!r} must be one of {FEDERATED_TRUST} (with a curator, "
                               "fit in one process: PrivatePCA)")  # fmt: skip
+        c = self.colluding
+        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < max(len(self.sizes), 1):
+            raise ConfigError(f"agreement: colluding {c!r} must be a whole number from 0 to {len(self.sizes) - 1} "
+                              "(the most parties that may collude with the coordinator; at least one must not)")
 
     @property
     def n(self) -> int:
@@ -88,3 +97,14 @@ class Agreement:
         """SHA-256 of the canonical JSON: equal agreements, equal digests."""
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_agreement(path: str | Path) -> Agreement:
+    """The agreement in the JSON file ``path`` (as ``ddppm agreement`` writes it), checked."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"agreement: {path} is not a file (the JSON every party and the coordinator accepted)")
+    try:
+        return Agreement.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"agreement: {path} is not JSON ({error})") from None

@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from ddppm.common_task.clip_radius import choose_radius, max_norm, radius_grid
+from ddppm.common_task.clip_radius import choose_radius
 from ddppm.common_task.preprocessing import PrivateBox, Released
 from ddppm.common_task.range_finding import shrink_intervals
 from ddppm.core.errors import ConfigError
 from ddppm.federation.agreement import Agreement
+from ddppm.federation.plan import full_box, radius_candidates, variance_floor
 from ddppm.federation.protocols import protocol_of, released_message
 from ddppm.federation.public import PublicRelease
 from ddppm.release.certificate import Certificate
@@ -114,8 +115,19 @@ def coordinate(transport: Any, agreement: Agreement, d: int) -> FederatedRelease
     certificate = release_certificate(public.method, "named by the user", agreement.trust, agreement.noise,
                                       public.parties, agreement.n, d, public.k, float(agreement.epsilon),
                                       float(agreement.delta), public.bounds, row, own, public.noise,
-                                      public.party_label, getattr(protocol, "federated_observer", None))  # fmt: skip
+                                      public.party_label, _observer(protocol, agreement))  # fmt: skip
     return FederatedRelease(np.ascontiguousarray(V.T), mean, scale, certificate)
+
+
+def _observer(protocol: Any, agreement: Agreement) -> str | None:
+    """Whom the certificate covers, when not the method's trust model's default: the relaying coordinator (gossip),
+    or the aggregator with up to c parties colluding with it (secure aggregation, the agreement's ``colluding``)."""
+    observer = getattr(protocol, "federated_observer", None)
+    c = int(agreement.colluding)
+    if c and protocol.trust_model == "secure_aggregation":
+        observer = (f"the aggregator, who sees the sums only, with up to {c} part{'y' if c == 1 else 'ies'} "
+                    "colluding with it (each party adds its share of the noise for p − c parties), and the public")
+    return observer
 
 
 @dataclass(frozen=True)
@@ -141,8 +153,7 @@ def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, 
     spread = np.sqrt(noise.parties)
     box, lower, upper = None, None, None
     if noise.range_rounds:
-        half = 1.0 / np.sqrt(d)
-        lower, upper = np.full(d, -half), np.full(d, half)
+        lower, upper = full_box(d)
         for _ in range(noise.range_rounds):
             noisy = ask("box_counts", {"lower": lower, "upper": upper})
             lower, upper = shrink_intervals(noisy, lower, upper, n, spread * noise.sigma_range, plan.range)
@@ -151,16 +162,10 @@ def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, 
     mean = sums[:d] / n
     variance = None
     if plan.scale:
-        floor = plan.variance_floor * spread * noise.sigma_squares / n
-        variance = np.maximum(sums[d:] / n - mean**2, floor)
+        variance = np.maximum(sums[d:] / n - mean**2, variance_floor(public))
     released = Released(mean, variance)
     if noise.radius_searched:
-        if plan.scale:
-            highest, lowest = max_norm(mean, variance, np.full(d, 1.0 / np.sqrt(d))), plan.fixed_radius(d)
-        else:
-            highest = 1.0 + float(np.linalg.norm(mean))
-            lowest = highest / plan.radius.span
-        radii = radius_grid(lowest, highest, plan.radius)
+        radii = radius_candidates(public, mean, variance)
         radius = float(radii[0])
         if radii.size > 1:  # as private_radius: one radius is the answer unseen, nothing drawn
             noisy = ask("norm_counts", {"lower": lower, "upper": upper, "mean": mean, "variance": variance,

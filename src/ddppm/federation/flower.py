@@ -23,18 +23,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
-from flwr.client.mod import secaggplus_mod
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Error, Message, RecordDict
 from flwr.clientapp import ClientApp
+from flwr.common.constant import ErrorCode
 from flwr.serverapp import Grid, ServerApp
 
 from ddppm.core.errors import ConfigError, DDPPMError
 from ddppm.core.io import write_text_atomic
-from ddppm.federation.agreement import Agreement
+from ddppm.federation.agreement import Agreement, read_agreement
 from ddppm.federation.coordinator import PartyFailed, coordinate
 from ddppm.federation.party import Party
+from ddppm.federation.plan import Refused
+from ddppm.federation.plan import log as party_log
 from ddppm.federation.public import PublicRelease
-from ddppm.federation.secure_sum import public_scale, secure_reply, secure_sum
+from ddppm.federation.secure_sum import pinned_secaggplus_mod, public_scale, secure_reply, secure_sum
 
 clientapp = ClientApp()
 serverapp = ServerApp()
@@ -123,16 +125,6 @@ def read_party_rows(path: str | Path) -> np.ndarray:
     return rows
 
 
-def read_agreement(path: str | Path) -> Agreement:
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"agreement: {path} is not a file (the JSON every party and the coordinator accepted)")
-    try:
-        return Agreement.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"agreement: {path} is not JSON ({error})") from None
-
-
 OPEN_LOG = "DDPPM_PARTY_OPEN_LOG"
 """Environment variable naming a file to which a party's process appends every path it opens (a test's watch:
 ``tests/federation/test_flower.py`` checks that no party opens another party's file)."""
@@ -153,33 +145,85 @@ def _watch_opens() -> None:
 
 @clientapp.query()
 def party_query(msg: Message, context: Context) -> Message:
-    """One step of this SuperNode's party (module docstring)."""
+    """One step of this SuperNode's party (module docstring), in the clear: the ``hello`` round, and every step at
+    trust ``local``; at trust ``secure_aggregation`` only ``hello`` (every other step goes through SecAgg+). Any
+    failure is answered with a refusal from :data:`~ddppm.federation.plan.REFUSALS` alone."""
     _watch_opens()
+    return _refusing(msg, lambda: _party_query(msg, context))
+
+
+def _party_query(msg: Message, context: Context) -> Message:
     node = context.node_config
-    agreement = read_agreement(str(node["agreement-path"]))
+    agreement = _accepted_agreement(node)
     index = int(node["party-index"])
-    public = decode(msg.content)
-    step = public.pop("step")
+    try:
+        public = decode(msg.content)
+        step = public.pop("step")
+    except Exception as error:  # noqa: BLE001 (a malformed message: its contents decide nothing)
+        raise Refused("protocol", f"a message that does not decode ({type(error).__name__})") from None
     if step == "hello":  # the party's checks (its rows, the agreement's sizes and bounds) run here, before any noise
-        X = read_party_rows(str(node["data-path"]))
-        Party(X, index, agreement)
+        try:
+            X = read_party_rows(str(node["data-path"]))
+            Party(X, index, agreement)
+        except Exception as error:  # noqa: BLE001 (the rows' own error may quote a cell: it stays here)
+            raise Refused("rows", f"{type(error).__name__}: {error}") from None
         reply = np.array([index, X.shape[0], X.shape[1]], dtype=float)
         content = RecordDict({"reply": ArrayRecord({"value": Array(reply)}),
                               "digest": ConfigRecord({"agreement": agreement.digest()})})  # fmt: skip
         return Message(content, reply_to=msg)
+    if agreement.trust == "secure_aggregation":
+        raise Refused("protocol", f"step {step!r} in the clear at trust secure_aggregation (only hello is)")
     value = _answer(context, step, public)
     return Message(RecordDict({"reply": ArrayRecord({"value": Array(value)})}), reply_to=msg)
 
 
-@clientapp.train(mods=[secaggplus_mod])
+def _accepted_agreement(node: Any) -> Agreement:
+    """The agreement this party accepted (its node config's ``agreement-path``); simulation noise protects nothing,
+    so it is refused unless the node config says ``testing-simulation-noise`` (tests comparing with one process)."""
+    try:
+        agreement = read_agreement(str(node["agreement-path"]))
+    except Exception as error:  # noqa: BLE001 (the party's own file: its error stays here)
+        raise Refused("agreement", f"{type(error).__name__}: {error}") from None
+    pinned = node.get("agreement-digest")
+    if pinned is not None and pinned != agreement.digest():  # `ddppm party` pins the agreement it showed its user
+        raise Refused("agreement", f"the agreement file now has digest {agreement.digest()[:12]}; this party accepted "
+                      f"{str(pinned)[:12]}")  # fmt: skip
+    if agreement.noise != "secure" and str(node.get("testing-simulation-noise", "")).lower() not in ("true", "1"):
+        raise Refused("agreement", "an agreement with simulation noise (it protects nothing; for tests only, with "
+                      "the node config testing-simulation-noise=true)")  # fmt: skip
+    return agreement
+
+
+def _refusing(msg: Message, answer: Any) -> Message:
+    """``answer()``, or an error reply carrying only the refusal's word (``refused: protocol`` for any failure
+    that is not a :class:`~ddppm.federation.plan.Refused`); the details go to this party's own log."""
+    try:
+        return answer()
+    except Exception as error:  # noqa: BLE001 (every failure becomes a refusal of the fixed vocabulary)
+        refusal = getattr(error, "refusal", "refused: protocol")
+        party_log.error("party: %s (%s: %s)", refusal, type(error).__name__, getattr(error, "detail", error))
+        return Message(Error(code=ErrorCode.CLIENT_APP_RAISED_EXCEPTION, reason=refusal), reply_to=msg)
+
+
+@clientapp.train(mods=[pinned_secaggplus_mod])
 def party_secure(msg: Message, context: Context) -> Message:
     """One step of this party through secure aggregation (:mod:`ddppm.federation.secure_sum`): the same reply as
     :func:`party_query`'s, masked by ``secaggplus_mod`` before it leaves the node."""
     _watch_opens()
-    config = msg.content.config_records["fitins.config"]
-    public = {k: (np.asarray(v) if isinstance(v, list) else v) for k, v in json.loads(str(config["public"])).items()}
-    value = _answer(context, str(config["step"]), public)
-    return Message(secure_reply(value, float(config["scale"])), reply_to=msg)
+
+    def answer() -> Message:
+        _accepted_agreement(context.node_config)
+        try:
+            config = msg.content.config_records["fitins.config"]
+            public = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v)
+                      for k, v in json.loads(str(config["public"])).items()}  # fmt: skip
+            step, scale = str(config["step"]), float(config["scale"])
+        except Exception as error:  # noqa: BLE001 (a malformed message: its contents decide nothing)
+            raise Refused("protocol", f"a secure step that does not decode ({type(error).__name__})") from None
+        value = _answer(context, step, public, scale=scale)
+        return Message(secure_reply(value, scale), reply_to=msg)
+
+    return _refusing(msg, answer)
 
 
 _LIVE: dict[tuple[int, int], tuple[str, Party]] = {}
@@ -187,12 +231,13 @@ _LIVE: dict[tuple[int, int], tuple[str, Party]] = {}
 executor's process answers every message of its node: :mod:`ddppm.federation.warm`)."""
 
 
-def _answer(context: Context, step: str, public: dict[str, Any]) -> np.ndarray:
+def _answer(context: Context, step: str, public: dict[str, Any], scale: float | None = None) -> np.ndarray:
     """Answer ``step`` as this node's party and save its state. The party is the one this process kept from the
     run's previous message if the saved state is the one it left; otherwise it is rebuilt from its files and the
     saved state (Flower's process per message; a restarted executor). Both answer the same bits (tested)."""
     node = context.node_config
-    party_state = context.state.config_records.get("party")
+    state_key = f"party:{context.run_id}"  # per run: Flower copies a run series' state into its next run
+    party_state = context.state.config_records.get(state_key)
     saved = str(party_state["state"]) if party_state is not None else None
     key = (context.run_id, context.node_id)
     for other in [k for k in _LIVE if k[0] != context.run_id]:
@@ -202,14 +247,36 @@ def _answer(context: Context, step: str, public: dict[str, Any]) -> np.ndarray:
         party = live[1]
     else:
         ledger = str(node["ledger-path"]) if "ledger-path" in node else None
-        party = Party(read_party_rows(str(node["data-path"])), int(node["party-index"]),
-                      read_agreement(str(node["agreement-path"])), ledger=ledger,
-                      state=json.loads(saved) if saved is not None else None)  # fmt: skip
-    value = party.answer(step, public)
-    state = json.dumps(party.state)
-    context.state.config_records["party"] = ConfigRecord({"state": state})
-    _LIVE[key] = (state, party)
+        try:
+            party = Party(read_party_rows(str(node["data-path"])), int(node["party-index"]),
+                          _accepted_agreement(node), ledger=ledger, run=f"flower-run:{context.run_id}",
+                          state=json.loads(saved) if saved is not None else None)  # fmt: skip
+        except Refused:
+            raise
+        except Exception as error:  # noqa: BLE001 (the rows' own error may quote a cell: it stays here)
+            raise Refused("rows", f"{type(error).__name__}: {error}") from None
+    try:
+        if scale is not None:
+            _check_scale(party, step, scale)
+        value = party.answer(step, public)
+    finally:  # a refused or failed step still moves the party on: it is never answered again in this run
+        state = json.dumps(party.state)
+        context.state.config_records[state_key] = ConfigRecord({"state": state})
+        _LIVE[key] = (state, party)
     return np.asarray(value, float)
+
+
+def _check_scale(party: Party, step: str, scale: float) -> None:
+    """Secure aggregation's public scale is the party's own (:func:`step_scales`, from the agreement alone): a
+    coordinator's tiny scale would clip a reply to its signs, a huge one would leave another party's share alone in
+    the sum."""
+    try:
+        expected = step_scales(party.public)(step)
+    except (KeyError, ValueError) as error:
+        raise Refused("protocol", f"no public scale for step {step!r} ({type(error).__name__})") from None
+    if scale != expected:
+        raise Refused("protocol", f"the secure step {step!r} came with scale {scale!r}; the agreement's is "
+                      f"{expected!r}")  # fmt: skip
 
 
 class FlowerTransport:
@@ -337,14 +404,21 @@ def coordinator_main(grid: Grid, context: Context) -> None:
 
 
 def _release(grid: Grid, context: Context) -> dict[str, Any]:
+    """The release of the run's agreement. A run config's ``agreement-digest`` (``ddppm coordinate`` sets it; the
+    parties refuse a run without theirs) must be the agreement file's: the file read here is the one the run was
+    started for, not one changed since."""
     config = context.run_config
     agreement = read_agreement(str(config["agreement-path"]))
+    digest = config.get("agreement-digest")
+    if digest and digest != agreement.digest():
+        raise ConfigError(f"coordinator: the run is for agreement {str(digest)[:12]}, but {config['agreement-path']} "
+                          f"holds agreement {agreement.digest()[:12]}; nothing is released")  # fmt: skip
     timeout = float(config.get("timeout", 120.0))
     _quick_pulls(timeout)
     started = time.monotonic()
     nodes, d = connect(grid, agreement, timeout)
     connected = time.monotonic()
-    secure = agreement.trust == "secure_aggregation" and bool(config.get("secure-aggregation", True))
+    secure = agreement.trust == "secure_aggregation"  # the parties answer nothing else in the clear
     transport = FlowerTransport(grid, nodes, timeout, secure=context if secure else None)
     transport.scales = step_scales(PublicRelease(agreement, d))
     release = coordinate(transport, agreement, d)
@@ -378,10 +452,12 @@ def step_scales(public: PublicRelease) -> Any:
     spread = np.sqrt(noise.parties) if noise is not None else 1.0
     stds = {"box_counts": noise.sigma_range, "sums": max(noise.sigma_sum, np.nan_to_num(noise.sigma_squares)),
             "norm_counts": noise.sigma_radius} if noise is not None else {}  # fmt: skip
-    method_std = public.method.federated_noise(public)
 
-    def scale(step: str) -> float:
-        std = method_std if step.startswith("method") else spread * float(np.nan_to_num(stds[step]))
+    def scale(step: str) -> float:  # the method's noise (its calibration) only when a method step asks
+        if step.startswith("method"):
+            std = public.method.federated_noise(public)
+        else:
+            std = spread * float(np.nan_to_num(stds[step]))
         return public_scale(public.agreement.n, std)
 
     return scale

@@ -16,9 +16,14 @@ the sum carries exactly that law. With ``noise="simulation"`` (only to compare w
 draws the total's noise from the one-process fit's own generator, in its order, and the others draw none; a
 method's per-party draws come from the same stream, each party skipping the draws of the parties before it.
 
+**It trusts no one.** A party answers only what the public plan allows (:mod:`ddppm.federation.plan`): each step
+once, in order, after checking every public value the message carries; it charges its ledger (once per run, under
+the run's identifier) before its first noisy reply; its refusals are four words, their details in its own log.
+
 **Restartable.** Flower runs a ClientApp process per message, so a party is rebuilt for every step from its rows,
-the agreement and a small :attr:`Party.state` (whether its ledger is charged, and the positions of its simulation
-streams), which the ClientApp keeps in Flower's context between messages. Every message carries what was released
+the agreement and a small :attr:`Party.state` (its position in the plan and the values released so far, whether
+its ledger is charged, and the positions of its simulation streams), which the ClientApp keeps in Flower's context
+between messages. Every message carries what was released
 so far (the box, the statistics, the radius): the party re-prepares its rows from them, by the same functions, so
 the bits are those of a party kept alive (tested).
 """
@@ -26,6 +31,8 @@ the bits are those of a party kept alive (tested).
 from __future__ import annotations
 
 import json
+import uuid
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -42,20 +49,23 @@ from ddppm.core.arrays import column_squares
 from ddppm.core.errors import ConfigError, DataError
 from ddppm.data.public_prep import prepare_public
 from ddppm.federation.agreement import Agreement
+from ddppm.federation.journal import StepJournal
+from ddppm.federation.plan import PlanFollower, Refused, log
 from ddppm.federation.protocols import protocol_of
 from ddppm.federation.public import PublicRelease
 from ddppm.privacy.mechanisms import gaussian_release
-from ddppm.release.ledger import ledger_of
+from ddppm.release.ledger import LedgerError, RunAlreadyCharged, ledger_of
 from ddppm.release.noise import SecureNoise
 
 
 class Party:
     """Party ``index`` of the agreement, holding ``X`` (its raw records, n_j × d), with its own privacy ledger
     (:class:`~ddppm.release.ledger.PrivacyLedger` or its path; None: no ledger), charged once per run before its
-    first reply; ``state``: what :attr:`state` returned after its previous step (None: the first)."""
+    first reply; ``state``: what :attr:`state` returned after its previous step (None: the first); ``run``: the
+    run's identifier, which its ledger entry carries (None: a new one; a run already in the ledger is refused)."""
 
     def __init__(self, X: np.ndarray, index: int, agreement: Agreement, ledger: Any = None,
-                 state: dict[str, Any] | None = None) -> None:  # fmt: skip
+                 state: dict[str, Any] | None = None, run: str | None = None) -> None:  # fmt: skip
         X = np.array(X, dtype=np.float64, order="C")
         if X.ndim != 2 or not np.all(np.isfinite(X)):
             raise DataError("party: the records must be a finite 2-D array (one record per row)")
@@ -71,6 +81,13 @@ class Party:
         self._prepared: dict[str, Any] = {}
         self._streams: dict[str, Any] = {}
         self._saved = dict(state or {"charged": False, "streams": {}})
+        if state is not None and (state.get("run") != (run or state.get("run"))
+                                  or state.get("agreement") != agreement.digest()):  # fmt: skip
+            raise Refused("protocol", f"a saved state of run {state.get('run')!r} and agreement "
+                          f"{str(state.get('agreement'))[:12]!r} offered for run {run!r} of agreement "
+                          f"{agreement.digest()[:12]} (a new run starts afresh, and is charged)")  # fmt: skip
+        self._saved.setdefault("run", run or f"local:{uuid.uuid4().hex}")
+        self._saved["agreement"] = agreement.digest()
         self.rows: np.ndarray | None = None
 
     @property
@@ -81,26 +98,75 @@ class Party:
         for name, stream in self._streams.items():
             if isinstance(stream, np.random.Generator):
                 streams[name] = json.dumps(stream.bit_generator.state)
-        return {"charged": self._saved["charged"], "streams": streams}
+        return {"charged": self._saved["charged"], "run": self._saved.get("run"),
+                "agreement": self._saved.get("agreement"), "streams": streams, "plan": self.follower.state}  # fmt: skip
+
+    @property
+    def run(self) -> str:
+        """This run's identifier (its ledger entry's)."""
+        return str(self._saved["run"])
+
+    @cached_property
+    def follower(self) -> PlanFollower:
+        """This party's side of the public plan (:mod:`ddppm.federation.plan`), where its previous step left it."""
+        return PlanFollower(self.public, self.index, self._saved.get("plan"))
 
     def answer(self, step: str, public: dict[str, Any]) -> np.ndarray:
-        """This party's noisy contribution to the sum of ``step`` (module docstring)."""
-        digest = public.get("agreement")
-        if digest != self.agreement.digest():
-            raise ConfigError(f"party {self.index}: the coordinator's agreement differs from the one this party "
-                              "accepted (ε, δ, bounds, method, sizes, ...); it answers nothing")  # fmt: skip
-        if not self._saved["charged"]:  # before its first noisy reply: refused here, nothing is drawn
-            if self.ledger is not None:
-                method = self.public.method
-                self.ledger.spend(self._records, method.name, self.agreement.epsilon, self.agreement.delta,
-                                  gaussian=not (method.pure_dp or method.failure_test))  # fmt: skip
-            self._saved["charged"] = True
+        """This party's noisy contribution to the sum of ``step`` (module docstring), once the public plan admits
+        it (:class:`~ddppm.federation.plan.PlanFollower`): the agreement's digest, then the step and every value it
+        carries, then the ledger's charge (once per run), then the answer. Any refusal is a
+        :class:`~ddppm.federation.plan.Refused` whose text is one of four words; its details go to this party's
+        own log (``ddppm.party``), never to the coordinator."""
+        try:
+            if not isinstance(public, dict) or public.get("agreement") != self.agreement.digest():
+                raise Refused("agreement", "the message's agreement digest differs from the accepted agreement's")
+            journal = self._journal()
+            if journal is not None and journal.position(self.run) > self.follower.position:
+                raise Refused("protocol", f"run {self.run}: the journal has steps this state has not (a state lost "
+                              "after a reply left, or two processes from one state)")  # fmt: skip
+            checked = self.follower.admit(step, public)
+            self._charge()
+            if journal is not None:  # before the answer is computed: a step recorded is never answered again
+                journal.advance(self.run, self.follower.position)
+        except Refused as refusal:
+            log.error("party %s refused step %r: %s (%s)", self.index, step, refusal.refusal, refusal.detail)
+            raise
+        except (OSError, ValueError) as error:  # the party's own journal unreadable: nothing is drawn
+            log.error("party %s refused step %r: its journal failed (%s)", self.index, step, error)
+            raise Refused("budget", f"the journal of steps failed: {error}") from None
         if step in STATISTICS:
-            return self._noisy_statistic(step, self._statistic(step, public))
-        if step.startswith("method"):
-            self._prepare_method(public)
-            return protocol_of(self.public.method).party_release(self, step, public)
-        raise ConfigError(f"party {self.index}: unknown step {step!r}")
+            return self._noisy_statistic(step, self._statistic(step, checked))
+        self._prepare_method(checked)
+        return protocol_of(self.public.method).party_release(self, step, checked)
+
+    def _journal(self) -> StepJournal | None:
+        """The journal of steps beside this party's ledger (:mod:`ddppm.federation.journal`); None without one."""
+        return None if self.ledger is None else StepJournal(self.ledger.path)
+
+    def _charge(self) -> None:
+        """Charge the run's (ε, δ) to this party's ledger before its first noisy reply, once per run: the entry
+        carries the run's identifier, so a rebuilt party that lost its state cannot charge, nor answer, the same
+        run twice. A spent budget is refused with nothing drawn."""
+        if self._saved["charged"]:
+            if self.ledger is not None and not self._saved.get("verified"):  # the state says so: the ledger must too
+                try:
+                    runs = [entry["run"] for entry in self.ledger.state()["releases"]]
+                except LedgerError as error:
+                    raise Refused("budget", str(error)) from None
+                if self.run not in runs:
+                    raise Refused("protocol", f"a state charged for run {self.run}, which the ledger never charged")
+                self._saved["verified"] = True  # once per party object (the state it saves does not carry this)
+            return
+        if self.ledger is not None:
+            method = self.public.method
+            try:
+                self.ledger.spend(self._records, method.name, self.agreement.epsilon, self.agreement.delta,
+                                  gaussian=not (method.pure_dp or method.failure_test), run=self.run)  # fmt: skip
+            except RunAlreadyCharged as error:
+                raise Refused("protocol", f"run {self.run} was begun before: {error}") from None
+            except LedgerError as error:
+                raise Refused("budget", str(error)) from None
+        self._saved["charged"] = self._saved["verified"] = True
 
     @property
     def size(self) -> int:
@@ -178,7 +244,10 @@ class Party:
         stream = self.noise_stream("preprocessing", self.public.preprocessing_generator)
         if self.agreement.noise == "simulation":
             return gaussian_release(statistic, total_std, stream) if self.index == 0 else statistic
-        return gaussian_release(statistic, total_std / np.sqrt(len(self.agreement.sizes)), stream)
+        # the curator's noise is seen only in the sum: shared among the p − c parties that do not collude; the
+        # agents' noise (each release public) is σ from each party, whoever colludes
+        sharers = self.public.noise_sharers if self.public.party_label == "curator" else self.public.parties
+        return gaussian_release(statistic, total_std / np.sqrt(sharers), stream)
 
 
 STATISTICS = ("box_counts", "sums", "norm_counts")

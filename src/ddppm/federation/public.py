@@ -53,6 +53,13 @@ class PublicRelease:
     def parties(self) -> int:
         return len(self.agreement.sizes)
 
+    @property
+    def noise_sharers(self) -> int:
+        """How many parties' shares make up a noise that only a sum reveals (secure aggregation): p − c, with c the
+        agreement's bound on parties colluding with the coordinator (:class:`~ddppm.federation.agreement.Agreement`):
+        colluders can subtract their own shares, and the honest parties' must still add up to the noise's law."""
+        return self.parties - int(self.agreement.colluding)
+
     @cached_property
     def noise(self) -> Any:
         """The preprocessing's noises (:func:`~ddppm.common_task.preprocessing.preprocessing_noise`), None when

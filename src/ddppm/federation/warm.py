@@ -10,14 +10,20 @@ and the updated state back, the steps Flower's own ``flwr-clientapp`` takes (``f
 run_clientapp``: pull the task's input, run the app, push the reply, push the task's output).
 
 It runs only ddppm's ClientApp, the one installed with this party's ddppm: the app bundle (FAB) that the
-coordinator ships with the run is never installed or imported. A run of another app is refused with an error
-reply. The replies are the same messages as under subprocess isolation (tested): the party's state between
-messages lives in Flower's context, as there.
+coordinator ships with the run is never installed or imported. A run is answered only if its app is this one (its
+publisher, name and version, :func:`installed_app`) and its run config's ``agreement-digest`` is the digest of the
+agreement this party accepted (:func:`check_run`). Whatever fails, the coordinator receives one of the fixed
+refusals (:func:`refusal_of`: ``refused: protocol`` unless the error names another of
+:data:`ddppm.federation.plan.REFUSALS`); the details, which may carry the party's file names or values, go to the
+party's own log only. The replies are the same messages as under subprocess isolation (tested): the party's state
+between messages lives in Flower's context, as there.
 """
 
 from __future__ import annotations
 
+import functools
 import time
+import tomllib
 from collections.abc import Callable
 from logging import ERROR
 from pathlib import Path
@@ -47,7 +53,9 @@ from flwr.supercore.runtime import RuntimeHttpClient
 from flwr.supercore.task_identity import TaskIdentity
 from flwr.supernode.runtime.run_clientapp import push_message, push_task_output
 
+from ddppm.federation.agreement import read_agreement
 from ddppm.federation.flower import clientapp
+from ddppm.federation.plan import REFUSALS
 
 POLL_SECONDS = 0.05
 """How often the executor asks the SuperNode for a task (Flower's own SuperExec: 1 s, or its environment's
@@ -55,6 +63,12 @@ POLL_SECONDS = 0.05
 
 APP_NAME = "ddppm-federation"
 """The app this executor runs (``src/ddppm/federation/app/pyproject.toml``'s project name)."""
+
+APP_FOLDER = Path(__file__).parent / "app"
+"""The installed app's folder: its ``pyproject.toml`` names the publisher, the name and the version a run must have."""
+
+REFUSED = "refused: protocol"
+"""What the coordinator receives when a task fails without a refusal of its own (:func:`refusal_of`)."""
 
 ACQUIRE = "/flwr.proto.Runtime/AcquireTask"
 """The runtime API's method that hands out tasks: signed with the SuperNode's secret (:func:`run_node`)."""
@@ -97,22 +111,67 @@ def pull_task_input(client: RuntimeHttpClient) -> tuple[Message, Context, Run]:
     return message, context, run
 
 
+@functools.cache
+def installed_app() -> tuple[str, str]:
+    """The installed app's identity: ``publisher/name`` (a run's ``fab_id``) and its version (its ``fab_version``)."""
+    project = tomllib.loads((APP_FOLDER / "pyproject.toml").read_text(encoding="utf-8"))
+    publisher = project["tool"]["flwr"]["app"]["publisher"]
+    return f"{publisher}/{project['project']['name']}", str(project["project"]["version"])
+
+
+class RunRefused(Exception):  # noqa: N818 (a refusal, named as the party's other refusals)
+    """A run this party does not answer; ``refusal`` is all the coordinator sees, the message stays here."""
+
+    refusal = REFUSED
+
+
+def check_run(run: Run, context: Context) -> None:
+    """Answer only a run of the installed app (its publisher and name, and its version) whose run config carries
+    the digest of the agreement this party accepted; else :class:`RunRefused`."""
+    fab_id, version = installed_app()
+    if run.fab_id != fab_id or run.fab_version != version:
+        raise RunRefused(f"this party runs only {fab_id}=={version}, not {run.fab_id}=={run.fab_version}")
+    digest = read_agreement(str(context.node_config["agreement-path"])).digest()
+    sent = context.run_config.get("agreement-digest")
+    if sent != digest:
+        raise RunRefused(f"the run's agreement-digest {str(sent)[:12]!r} is not this party's agreement's "
+                         f"{digest[:12]}")  # fmt: skip
+
+
+@functools.cache
+def _allowed_refusals() -> frozenset[str]:
+    """The fixed refusals (:data:`ddppm.federation.plan.REFUSALS`, each as ``refused: <kind>``)."""
+    return frozenset({f"refused: {kind}" for kind in REFUSALS} | {REFUSED})
+
+
+def refusal_of(error: BaseException) -> str:
+    """The only text of a failure that leaves the party: the error's ``refusal`` (e.g. ``refused: rows``) if it is
+    one of the fixed refusals, else :data:`REFUSED`. An error's own message may carry the party's data (a CSV cell
+    in a parse error), so it is never sent."""
+    refusal = getattr(error, "refusal", None)
+    return refusal if isinstance(refusal, str) and refusal in _allowed_refusals() else REFUSED
+
+
 def run_task(address: str, token: str) -> bool:
-    """Run one task (one message to this party) with its token; True if the app answered without an error."""
+    """Run one task (one message to this party) with its token; True if the app answered without an error. A
+    failure is logged here in full and sent as its refusal only (:func:`refusal_of`)."""
     client = _client(address, RuntimeTokenHttpInterceptor(token))
     heartbeat = HeartbeatSender(make_task_heartbeat_fn_http(client))
     message, context, reply = None, None, None
-    status, details = SubStatus.FAILED, "ClientApp task failed"
+    status, details = SubStatus.FAILED, REFUSED
     try:
         heartbeat.start()
         message, context, run = pull_task_input(client)
-        if run.fab_id.split("/")[-1] != APP_NAME:
-            raise PermissionError(f"this party runs only ddppm's {APP_NAME}, not {run.fab_id!r}")
+        check_run(run, context)
         reply = clientapp(message=message, context=context)
+        if reply.has_error() and reply.error.reason not in _allowed_refusals():
+            # the app's own error reply carries the app's text: only a fixed refusal may leave
+            log(ERROR, "ddppm party: the app replied with an error: %s", reply.error.reason)
+            reply = Message(Error(code=reply.error.code, reason=REFUSED), reply_to=message)
         status, details = SubStatus.COMPLETED, ""
-    except Exception as error:  # noqa: BLE001 (any failure becomes the error reply the coordinator names)
-        log(ERROR, "ddppm party: the task failed", exc_info=error)
-        details = f"{type(error).__name__}: {error}"
+    except Exception as error:  # noqa: BLE001 (any failure becomes the refusal the coordinator names)
+        log(ERROR, "ddppm party: the task failed: %s", getattr(error, "detail", "") or error, exc_info=error)
+        details = refusal_of(error)
         if message is not None:
             reply = Message(Error(code=ErrorCode.CLIENT_APP_RAISED_EXCEPTION, reason=details), reply_to=message)
     finally:

@@ -120,7 +120,7 @@ class CAPE(RegisteredMethod, CommonTaskMethod):
         m, gram = party.public.parties, party.gram()
         if party.agreement.noise == "simulation":
             return gram + cape_noise(party.public.d, m, sigma_z, party.method_noise())[party.index]
-        return symmetric_release(gram, sigma_z / np.sqrt(m), party.method_noise())
+        return symmetric_release(gram, sigma_z / np.sqrt(party.public.noise_sharers), party.method_noise())
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """The aggregator's whole view: every agent's release (upper triangles), drawn as the estimate draws them."""

@@ -25,6 +25,7 @@ from ddppm.common_task.adjacency import ADJACENCIES, release_sensitivity
 from ddppm.common_task.base import Calibrated, CommonTaskMethod, GaussianRelease, certified
 from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
+from ddppm.core.arrays import check_orthonormal
 from ddppm.core.metrics import sin_error
 from ddppm.core.problem import DistributedProblem
 from ddppm.core.seeds import run_generators
@@ -242,15 +243,32 @@ class CertifiedDDPPM(Method, CommonTaskMethod):
     def federated_noise(self, public: Any) -> float:
         return float(public.calibration[0].params["sigma"])
 
+    federated_query: ClassVar[str | None] = "B"
+
+    def federated_steps(self, public: Any) -> tuple[str, ...]:
+        """``method:0`` … ``method:T−1``: one per round."""
+        return tuple(f"method:{t}" for t in range(int(public.calibration[0].params["T"])))
+
+    def federated_start(self, public: Any) -> np.ndarray:
+        """The public start ``B⁰`` (d × k), the same at every agent, from the agreement's seed alone."""
+        return orthonormalise(public.public_randomness().spawn(2)[0].standard_normal((public.d, public.k)))
+
+    def check_federated_query(self, public: Any, index: int, round: int, block: Any) -> np.ndarray:
+        """``B`` holds every agent's d × k basis, each with orthonormal columns (the release's sensitivity is a
+        supremum over orthonormal B), and at round 0 every one is the public start. Agent ``index`` uses its own."""
+        B = check_orthonormal(block, (public.parties, public.d, public.k), "B")
+        if round == 0 and not np.array_equal(B, np.broadcast_to(self.federated_start(public), B.shape)):
+            raise ValueError("B at the first round must be the public start drawn from the agreement's seed")
+        return B
+
     def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
         """The coordinator relays (:func:`certified_network`, agent by agent): every round it takes each agent's
         release, mixes them as the gossip would (``m W^c z``) and sends each agent its own mix back; agent 1's
         final basis is the answer, as in one process."""
-        own, m = public.calibration[0], public.parties
-        B = orthonormalise(public.public_randomness().spawn(2)[0].standard_normal((public.d, public.k)))
-        B = np.broadcast_to(B, (m, public.d, public.k)).copy()
-        for t in range(int(own.params["T"])):
-            z = np.stack(transport.each(f"method:{t}", {**message, "B": B}))
+        m = public.parties
+        B = np.broadcast_to(self.federated_start(public), (m, public.d, public.k)).copy()
+        for step in self.federated_steps(public):
+            z = np.stack(transport.each(step, {**message, "B": B}))
             B = orthonormalise(m * np.einsum("ij,jdk->idk", public.mixing, z))
         return B[0]
 

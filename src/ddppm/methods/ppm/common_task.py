@@ -29,6 +29,7 @@ from ddppm.common_task.base import (
 )
 from ddppm.common_task.certified import noise_multiplier
 from ddppm.common_task.task import CommonTask
+from ddppm.core.arrays import check_orthonormal
 from ddppm.methods.ppm.algorithms import (
     DenseOperator,
     aggregate_noise_factor,
@@ -96,14 +97,16 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
     streams: ClassVar[bool] = True
 
     def party_release(self, party: Any, step: str, public: dict[str, Any]) -> np.ndarray:
-        """Client j's ``A_j X^{ℓ−1}`` plus its noise (Alg. 2, line 7): ``N(0, (Δσ)²/s)`` under secure aggregation,
-        ``N(0, (Δσ)²)`` under ``local``. With simulation noise party 0 draws the aggregate noise from the
-        one-process noise stream, as :func:`noisy_release` does, and the others none."""
+        """Client j's ``A_j X^{ℓ−1}`` plus its noise (Alg. 2, line 7): ``N(0, (Δσ)²/(s − c))`` under secure
+        aggregation (c: the agreement's bound on parties colluding with the coordinator), ``N(0, (Δσ)²)`` under
+        ``local``. With simulation noise party 0 draws the aggregate noise from the one-process noise stream, as
+        :func:`noisy_release` does, and the others none."""
         own, _ = party.public.calibration
         scale = float(own.params["sensitivity"]) * float(own.params["sigma"])
         noise = party.noise_stream("power", lambda: party.method_noise().spawn(2)[1])  # _streams' noise child
         product = party.gram() @ public["X"]
-        per_client, aggregate = aggregate_noise_factor(self.noise_model, party.public.parties)
+        aggregate = aggregate_noise_factor(self.noise_model, party.public.parties)[1]
+        per_client = aggregate_noise_factor(self.noise_model, party.public.noise_sharers)[0]  # p − c share the sum's
         if party.agreement.noise == "simulation":
             return gaussian_release(product, scale * aggregate, noise) if party.index == 0 else product
         return gaussian_release(product, scale * per_client, noise)
@@ -113,13 +116,31 @@ class PowerMethodOnCommonTask(CommonTaskMethod):
         per_client, aggregate = aggregate_noise_factor(self.noise_model, public.parties)
         return float(own.params["sensitivity"]) * float(own.params["sigma"]) * max(per_client, aggregate)
 
-    def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
-        """The coordinator's half: the public start from the method stream's first child, then L rounds of
-        ``Y = Σ_j (A_j X + G_j)`` and ``X = orthonormalize(Y)``."""
+    federated_query: ClassVar[str | None] = "X"
+
+    def federated_steps(self, public: Any) -> tuple[str, ...]:
+        """``method:0`` … ``method:L−1``: one per power iteration."""
+        return tuple(f"method:{ell}" for ell in range(int(public.calibration[0].params["iterations"])))
+
+    def federated_start(self, public: Any) -> np.ndarray:
+        """The public start ``X⁰`` (d × k) from the method stream's first child: the agreement's seed alone."""
         init = public.public_randomness().spawn(2)[0]
-        X = initial_blocks([init], public.d, public.k)[0]
-        for ell in range(int(public.calibration[0].params["iterations"])):
-            X = orthonormalize(transport.sum(f"method:{ell}", {**message, "X": X}))
+        return initial_blocks([init], public.d, public.k)[0]
+
+    def check_federated_query(self, public: Any, index: int, round: int, block: Any) -> np.ndarray:
+        """``X`` is d × k with orthonormal columns (the sensitivity Δ holds for any such block, chosen adaptively),
+        and at round 0 the public start."""
+        X = check_orthonormal(block, (public.d, public.k), "X")
+        if round == 0 and not np.array_equal(X, self.federated_start(public)):
+            raise ValueError("X at the first iteration must be the public start drawn from the agreement's seed")
+        return X
+
+    def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
+        """The coordinator's half: the public start (:meth:`federated_start`), then L rounds of
+        ``Y = Σ_j (A_j X + G_j)`` and ``X = orthonormalize(Y)``."""
+        X = self.federated_start(public)
+        for step in self.federated_steps(public):
+            X = orthonormalize(transport.sum(step, {**message, "X": X}))
         return X
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:

@@ -1,0 +1,60 @@
+"""A party's journal of the steps it answered, on its own disk beside its ledger (docs/federation.md, "One run is
+charged once").
+
+A party's position in the public plan travels with its state between messages (Flower's context, or the warm
+party's memory), which Flower saves only after the reply has left. A crash between the two, or two processes
+started from one saved state, would reopen a step already answered: its noise drawn again, the replies averaged.
+The journal closes that: before a party computes an answer, it records the run's next position here (atomically,
+under an exclusive lock, readable by its owner only), and a party whose state is behind its journal refuses the run
+(``refused: protocol``). A party without a ledger has no journal (and no durable memory at all: say so to whoever
+runs it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from ddppm.core.io import write_text_atomic
+
+FILE_MODE = 0o600
+
+
+class StepJournal:
+    """The journal beside the ledger at ``ledger_path``: ``.<ledger's name>.steps.json``, one position per run."""
+
+    def __init__(self, ledger_path: str | Path) -> None:
+        ledger = Path(ledger_path).resolve()
+        self.path = ledger.with_name(f".{ledger.name}.steps.json")
+
+    def position(self, run: str) -> int:
+        """The position recorded for ``run`` (0: none)."""
+        return int(self._read().get(run, 0))
+
+    def advance(self, run: str, position: int) -> None:
+        """Record that ``run`` is at ``position`` (never moves back)."""
+        with self._locked():
+            runs = self._read()
+            runs[run] = max(int(runs.get(run, 0)), int(position))
+            write_text_atomic(self.path, json.dumps(runs, indent=1, sort_keys=True) + "\n", mode=FILE_MODE)
+
+    def _read(self) -> dict[str, int]:
+        if not self.path.is_file():
+            return {}
+        runs = json.loads(self.path.read_text(encoding="utf-8"))
+        if not isinstance(runs, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in runs.values()):
+            raise ValueError(f"{self.path} is not a party's journal of steps")
+        return runs
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock = self.path.with_name(f"{self.path.name}.lock")
+        with open(lock, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
