@@ -29,3 +29,21 @@ def cache_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
     it): never the user's home."""
     monkeypatch.setenv("DDPPM_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache"
+
+
+@pytest.fixture
+def carried(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Every reply an in-process Grid (tests/federation/inprocess_grid.py) carried to the coordinator."""
+    pytest.importorskip("flwr", reason="the federation extra installs Flower")
+    from tests.federation.inprocess_grid import InProcessGrid
+
+    seen: list = []
+    pull = InProcessGrid.pull_messages
+
+    def spy(self, ids):
+        replies = list(pull(self, ids))
+        seen.extend(replies)
+        return replies
+
+    monkeypatch.setattr(InProcessGrid, "pull_messages", spy)
+    return seen

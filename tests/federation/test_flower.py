@@ -44,6 +44,15 @@ def _party_files(folder: Path, rows: np.ndarray, agreement: Agreement, j: int) -
     return config
 
 
+def _warm_parties(running, wine, tmp_path: Path, agreement: Agreement) -> list:
+    """Three parties as ``ddppm party`` runs them (warm), each with its own files, connected."""
+    nodes = [running.supernode(f"party{j}", _party_files(tmp_path / f"party{j}", rows, agreement, j), warm=True)
+             for j, rows in enumerate(split(wine))]  # fmt: skip
+    for node in nodes:
+        node.wait_for("SuperNode ID", 60)
+    return nodes
+
+
 def test_the_commands_release_across_processes_with_tls_and_node_keys_as_one_process_would(wine, tmp_path: Path):
     """``ddppm coordinate`` (a SuperLink with TLS and the parties' keys) and three ``ddppm party`` (SuperNodes), as a
     user runs them: Flower's own polling, no test shim."""
@@ -127,10 +136,7 @@ def test_a_supernode_killed_mid_run_is_named_and_nothing_is_released(wine, tmp_p
     agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "balcan_decentralised", noise="simulation",
                           method_options=options)  # fmt: skip
     with federation(tmp_path / "flower", tls=False) as running:
-        nodes = [running.supernode(f"party{j}", _party_files(tmp_path / f"party{j}", rows, agreement, j), warm=True)
-                 for j, rows in enumerate(split(wine))]  # fmt: skip
-        for node in nodes:
-            node.wait_for("SuperNode ID", 60)
+        nodes = _warm_parties(running, wine, tmp_path, agreement)
         (tmp_path / "agreement.json").write_text(json.dumps(agreement.to_dict()))
         out = tmp_path / "release.json"
         # 30 s: under the full suite's load a live party's first noisy reply (its ledger charged) once took over 10 s,
@@ -169,10 +175,7 @@ def test_a_run_of_another_agreement_is_refused_on_the_deployment_engine_with_one
     agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, "conventional", seed=11)
     other = Agreement(2, 50.0, 1e-6, BOUNDS, SIZES, "conventional", seed=11)
     with federation(tmp_path / "flower", tls=False) as running:
-        nodes = [running.supernode(f"party{j}", _party_files(tmp_path / f"party{j}", rows, agreement, j), warm=True)
-                 for j, rows in enumerate(split(wine))]  # fmt: skip
-        for node in nodes:
-            node.wait_for("SuperNode ID", 60)
+        _warm_parties(running, wine, tmp_path, agreement)
         (tmp_path / "other.json").write_text(json.dumps(other.to_dict()))
         out = tmp_path / "release.json"
         running.submit({"agreement-path": str(tmp_path / "other.json"), "out-path": str(out), "timeout": 30.0})

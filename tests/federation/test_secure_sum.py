@@ -54,18 +54,10 @@ def test_plain_sums_through_the_apps_equal_the_one_process_fit(wine, tmp_path, m
 
 
 @pytest.mark.parametrize("method", ["cape", "ppm_decentralised"])
-def test_through_secure_aggregation_the_coordinator_sees_the_sum_alone(wine, tmp_path, monkeypatch, method):
+def test_through_secure_aggregation_the_coordinator_sees_the_sum_alone(wine, tmp_path, monkeypatch, method, carried):
     agreement = Agreement(2, 5.0, 1e-6, BOUNDS, SIZES, method, trust="secure_aggregation", noise="simulation",
                           seed=4)  # fmt: skip
-    seen = []
-    pull = InProcessGrid.pull_messages
-
-    def spy(self, ids):
-        replies = list(pull(self, ids))
-        seen.extend(replies)
-        return replies
-
-    monkeypatch.setattr(InProcessGrid, "pull_messages", spy)
+    seen = carried
     expanded = []  # both sides expand the masks from the whole secret (secure_sum.strong_masks)
     strong = secure_sum.chacha20_masks
     monkeypatch.setattr(secure_sum, "chacha20_masks", lambda *a: expanded.append(1) or strong(*a))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import fcntl
 import hashlib
 import json
 import os
@@ -260,3 +261,15 @@ def read_parquet(path: PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
     raw = (table.schema.metadata or {}).get(METADATA_KEY)
     meta: dict[str, Any] = json.loads(raw.decode("utf-8")) if raw else {}
     return table.to_pandas(), meta
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: PathLike) -> Iterator[None]:
+    """An exclusive lock (``flock`` on the file ``path``, created if missing) held for the block: for a read, check
+    and write that no other process may interleave (a ledger's reservation, a party's journal of steps)."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -13,12 +13,10 @@ runs it).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-from ddppm.core.io import write_text_atomic
+from ddppm.core.io import exclusive_lock, write_text_atomic
 
 FILE_MODE = 0o600
 
@@ -49,12 +47,5 @@ class StepJournal:
             raise ValueError(f"{self.path} is not a party's journal of steps")
         return runs
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        lock = self.path.with_name(f"{self.path.name}.lock")
-        with open(lock, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return exclusive_lock(self.path.with_name(f"{self.path.name}.lock"))

@@ -24,10 +24,10 @@ def _children() -> dict[int, list[int]]:
     return children
 
 
-def descendants(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (from /proc), parents first: Flower starts its SuperExec and the ServerApp in
-    sessions of their own, which the SuperLink's process group does not reach."""
-    children, found, todo = _children(), [], [pid]
+def descendants(pids: int | list[int]) -> list[int]:
+    """Every descendant of ``pids`` (one pid or several; from /proc), parents first: Flower starts its SuperExec and
+    the ServerApp in sessions of their own, which the SuperLink's process group does not reach."""
+    children, found, todo = _children(), [], [pids] if isinstance(pids, int) else list(pids)
     while todo:
         for child in children.get(todo.pop(0), []):
             if child not in found:
@@ -36,8 +36,10 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (neither gone nor a zombie)."""
+def alive(pid: int | None) -> bool:
+    """Whether ``pid`` runs (neither gone nor a zombie not yet reaped)."""
+    if not pid:
+        return False
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except (OSError, IndexError):

@@ -21,6 +21,7 @@ pending runs and ``--run ID --released`` / ``--withdrawn`` records what became o
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import warnings
@@ -85,24 +86,32 @@ def add_command(commands: Any) -> None:
     upgrade.set_defaults(run=ledger_upgrade)
 
 
+def _ledger_errors(command: Any) -> Any:
+    """A ``ddppm ledger`` command that exits 2 with one message (``ddppm ledger: …``) on a ledger's error."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except DDPPMError as error:
+            print(f"ddppm ledger: {error}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+@_ledger_errors
 def ledger_create(args: argparse.Namespace) -> int:
     """``ddppm ledger create``; 2 with a message where the ledger exists or the budget is not one."""
-    try:
-        PrivacyLedger.create(args.file, args.dataset, args.eps, args.delta)
-    except DDPPMError as error:
-        print(f"ddppm ledger: {error}", file=sys.stderr)
-        return 2
+    PrivacyLedger.create(args.file, args.dataset, args.eps, args.delta)
     print(f"ledger for {args.dataset!r} with budget ε = {args.eps:g}, δ = {args.delta:g} → {args.file}")
     return 0
 
 
+@_ledger_errors
 def ledger_show(args: argparse.Namespace) -> int:
     """``ddppm ledger show``; 2 with a message for a missing or corrupt ledger."""
-    try:
-        summary = PrivacyLedger(args.file).summary()
-    except DDPPMError as error:
-        print(f"ddppm ledger: {error}", file=sys.stderr)
-        return 2
+    summary = PrivacyLedger(args.file).summary()
     budget, spent = summary["budget"], summary["spent"]
     print(f"data set {summary['dataset']!r}: budget ε = {budget['epsilon']:g}, δ = {budget['delta']:g}")
     print(f"spent ({spent['composition']} composition): ε = {spent['epsilon']:g}, δ = {spent['delta']:.3g}")
@@ -118,41 +127,35 @@ def ledger_show(args: argparse.Namespace) -> int:
     return 0
 
 
+@_ledger_errors
 def ledger_settle(args: argparse.Namespace) -> int:
     """``ddppm ledger settle``: the pending runs, or settle ``--run``; 2 with a message where that cannot be done."""
-    try:
-        ledger = PrivacyLedger(args.file)
-        if args.run_id is None:
-            if args.outcome is not None:
-                raise ConfigError(f"--{args.outcome}: name the pending run with --run ID (`ddppm ledger settle "
-                                  f"{args.file}` lists them)")  # fmt: skip
-            pending = [entry for entry in ledger.state()["releases"] if entry["status"] == "pending"]
-            for entry in pending:
-                print(f"{entry['run']}  {entry['date']}  {entry['method']}  ε = {entry['epsilon']:g}, "
-                      f"δ = {entry['delta']:g}  [pending]")
-            print(f"{len(pending)} pending run(s) in {args.file}" + (
-                "; settle one whose process is gone with --run ID --released (its output left, or may have) or "
-                "--withdrawn (nothing left)" if pending else ""))  # fmt: skip
-            return 0
-        if args.outcome is None:
-            raise ConfigError(f"--run {args.run_id}: say what became of it, --released (its output left the process, "
-                              "or may have: it stays counted) or --withdrawn (nothing left: it stops counting)")
-        entry = ledger.settle(args.run_id, args.outcome)
-    except DDPPMError as error:
-        print(f"ddppm ledger: {error}", file=sys.stderr)
-        return 2
+    ledger = PrivacyLedger(args.file)
+    if args.run_id is None:
+        if args.outcome is not None:
+            raise ConfigError(f"--{args.outcome}: name the pending run with --run ID (`ddppm ledger settle "
+                              f"{args.file}` lists them)")  # fmt: skip
+        pending = [entry for entry in ledger.state()["releases"] if entry["status"] == "pending"]
+        for entry in pending:
+            print(f"{entry['run']}  {entry['date']}  {entry['method']}  ε = {entry['epsilon']:g}, "
+                  f"δ = {entry['delta']:g}  [pending]")
+        print(f"{len(pending)} pending run(s) in {args.file}" + (
+            "; settle one whose process is gone with --run ID --released (its output left, or may have) or "
+            "--withdrawn (nothing left)" if pending else ""))  # fmt: skip
+        return 0
+    if args.outcome is None:
+        raise ConfigError(f"--run {args.run_id}: say what became of it, --released (its output left the process, "
+                          "or may have: it stays counted) or --withdrawn (nothing left: it stops counting)")
+    entry = ledger.settle(args.run_id, args.outcome)
     print(f"run {entry['run']} of {args.file} is {entry['status']}"
           + ("; it counts nothing" if entry["status"] == "withdrawn" else "; it stays counted"))  # fmt: skip
     return 0
 
 
+@_ledger_errors
 def ledger_upgrade(args: argparse.Namespace) -> int:
     """``ddppm ledger upgrade``; 2 with a message where the file is not an old ledger."""
-    try:
-        kept = PrivacyLedger(args.file).upgrade()
-    except DDPPMError as error:
-        print(f"ddppm ledger: {error}", file=sys.stderr)
-        return 2
+    kept = PrivacyLedger(args.file).upgrade()
     print(f"{args.file} now has the hash chain ({PrivacyLedger(args.file).state()['format']}); the old file is "
           f"kept as {kept}")
     return 0

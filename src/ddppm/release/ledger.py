@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import fcntl
 import hashlib
 import json
 import math
@@ -60,7 +59,7 @@ import numpy as np
 from ddppm.common_task.budget import gdp_mu
 from ddppm.common_task.certified import certified_delta
 from ddppm.core.errors import ConfigError
-from ddppm.core.io import write_text_atomic
+from ddppm.core.io import exclusive_lock, write_text_atomic
 
 __all__ = [
     "LEDGER_FORMAT",
@@ -375,16 +374,9 @@ class PrivacyLedger:
         """The file's contents, its chain verified (:func:`checked_chain`)."""
         return checked_chain(self._json(), f"ledger {self.path}")
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         """An exclusive lock (a ``.lock`` file beside the ledger) across reading, checking and writing."""
-        lock = self.path.with_name(f".{self.path.name}.lock")
-        with open(lock, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        return exclusive_lock(self.path.with_name(f".{self.path.name}.lock"))
 
     def _write(self, state: dict[str, Any]) -> None:
         write_text_atomic(self.path, json.dumps(state, indent=2, ensure_ascii=False) + "\n", mode=FILE_MODE)

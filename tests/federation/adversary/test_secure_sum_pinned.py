@@ -51,7 +51,7 @@ from ddppm.federation import secure_sum as ss  # noqa: E402
 from ddppm.federation.agreement import Agreement  # noqa: E402
 from ddppm.federation.coordinator import PartyFailed  # noqa: E402
 from tests.federation.conftest import BOUNDS, SIZES  # noqa: E402
-from tests.federation.inprocess_grid import InProcessGrid, run_inprocess  # noqa: E402
+from tests.federation.inprocess_grid import run_inprocess  # noqa: E402
 
 NODES = (100, 101, 102)  # one per party of the agreement: p = 3
 VICTIM = 100
@@ -88,19 +88,6 @@ def node_configs(tmp_path: Path) -> dict[int, dict]:
     return configs
 
 
-@pytest.fixture
-def carried(monkeypatch: pytest.MonkeyPatch) -> list[Message]:
-    """Every reply the Grid carried to the coordinator."""
-    seen: list[Message] = []
-    pull = InProcessGrid.pull_messages
-
-    def spy(self, ids):
-        replies = list(pull(self, ids))
-        seen.extend(replies)
-        return replies
-
-    monkeypatch.setattr(InProcessGrid, "pull_messages", spy)
-    return seen
 
 
 @dataclass
