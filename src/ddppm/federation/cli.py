@@ -31,7 +31,7 @@ from typing import Any
 
 from ddppm.core.errors import ConfigError, DDPPMError
 from ddppm.core.io import write_text_atomic
-from ddppm.federation.processes import serverapps, stop_process_tree
+from ddppm.federation.processes import die_with_parent, serverapps, stop_process_tree
 
 QUIET = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1", "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": "0.1"}
 """Flower's telemetry and update check off (a party's machine talks to its coordinator only), and its SuperExec
@@ -421,14 +421,6 @@ def _flower(name: str) -> str:
     return found
 
 
-def _die_with_parent() -> None:
-    """In the SuperLink's process: end it if ``ddppm coordinate`` dies, even by SIGKILL (``PR_SET_PDEATHSIG``)."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
-
-
 def _start_superlink(args: argparse.Namespace, home: Path, started: list[subprocess.Popen]) -> subprocess.Popen:
     """Start :func:`~ddppm.federation.superlink.serve_superlink` (Flower's SuperLink, its APIs split: Control and
     runtime on 127.0.0.1 only), appended to ``started`` at once, and wait until its Control API answers; the
@@ -447,7 +439,7 @@ def _start_superlink(args: argparse.Namespace, home: Path, started: list[subproc
         env.pop(name, None)  # Flower's legacy gRPC APIs would listen on 0.0.0.0
     log = open(home / "superlink.log", "w")  # noqa: SIM115 (the SuperLink writes it until stopped)
     link = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, env=env, preexec_fn=_die_with_parent)  # noqa: PLW1509  # fmt: skip
+                            start_new_session=True, env=env, preexec_fn=die_with_parent)  # noqa: PLW1509  # fmt: skip
     started.append(link)
     log.close()  # the child holds its own copy
     deadline = time.monotonic() + 60

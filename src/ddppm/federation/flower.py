@@ -33,7 +33,7 @@ from ddppm.core.io import write_text_atomic
 from ddppm.federation.agreement import Agreement, read_agreement
 from ddppm.federation.coordinator import PartyFailed, coordinate
 from ddppm.federation.party import Party
-from ddppm.federation.plan import Refused
+from ddppm.federation.plan import Refused, refusal_of
 from ddppm.federation.plan import log as party_log
 from ddppm.federation.public import PublicRelease
 from ddppm.federation.secure_sum import pinned_secaggplus_mod, public_scale, secure_reply, secure_sum
@@ -200,7 +200,7 @@ def _refusing(msg: Message, answer: Any) -> Message:
     try:
         return answer()
     except Exception as error:  # noqa: BLE001 (every failure becomes a refusal of the fixed vocabulary)
-        refusal = getattr(error, "refusal", "refused: protocol")
+        refusal = refusal_of(error)
         party_log.error("party: %s (%s: %s)", refusal, type(error).__name__, getattr(error, "detail", error))
         return Message(Error(code=ErrorCode.CLIENT_APP_RAISED_EXCEPTION, reason=refusal), reply_to=msg)
 

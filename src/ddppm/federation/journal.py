@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from ddppm.core.io import exclusive_lock, write_text_atomic
+from ddppm.federation.plan import Refused
 
 FILE_MODE = 0o600
 
@@ -34,17 +35,22 @@ class StepJournal:
 
     def advance(self, run: str, position: int) -> None:
         """Record that ``run`` is at ``position`` (never moves back)."""
-        with self._locked():
-            runs = self._read()
-            runs[run] = max(int(runs.get(run, 0)), int(position))
-            write_text_atomic(self.path, json.dumps(runs, indent=1, sort_keys=True) + "\n", mode=FILE_MODE)
+        try:
+            with self._locked():
+                runs = self._read()
+                runs[run] = max(int(runs.get(run, 0)), int(position))
+                write_text_atomic(self.path, json.dumps(runs, indent=1, sort_keys=True) + "\n", mode=FILE_MODE)
+        except OSError as error:
+            raise Refused("budget", f"the journal of steps {self.path} cannot be written: {error}") from None
 
     def _read(self) -> dict[str, int]:
-        if not self.path.is_file():
-            return {}
-        runs = json.loads(self.path.read_text(encoding="utf-8"))
+        """The runs' positions; an unreadable journal is refused (``budget``: the party's own files), nothing drawn."""
+        try:
+            runs = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
+        except (OSError, ValueError) as error:
+            raise Refused("budget", f"the journal of steps {self.path} cannot be read: {error}") from None
         if not isinstance(runs, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in runs.values()):
-            raise ValueError(f"{self.path} is not a party's journal of steps")
+            raise Refused("budget", f"{self.path} is not a party's journal of steps")
         return runs
 
     def _locked(self) -> contextlib.AbstractContextManager[None]:

@@ -131,9 +131,6 @@ class Party:
         except Refused as refusal:
             log.error("party %s refused step %r: %s (%s)", self.index, step, refusal.refusal, refusal.detail)
             raise
-        except (OSError, ValueError) as error:  # the party's own journal unreadable: nothing is drawn
-            log.error("party %s refused step %r: its journal failed (%s)", self.index, step, error)
-            raise Refused("budget", f"the journal of steps failed: {error}") from None
         if step in STATISTICS:
             return self._noisy_statistic(step, self._statistic(step, checked))
         self._prepare_method(checked)

@@ -49,6 +49,12 @@ from ddppm.core.errors import ConfigError
 REFUSALS = ("protocol", "rows", "budget", "agreement")
 """The only words a party's refusal carries to the coordinator."""
 
+REFUSED = "refused: protocol"
+"""The refusal of any failure that names no other (:func:`refusal_of`)."""
+
+REFUSAL_TEXTS = frozenset(f"refused: {kind}" for kind in REFUSALS)
+"""Every text a refusal may carry out of the party."""
+
 TAIL_SIGMAS = 50.0
 """How far past its bound a released statistic may lie, in standard deviations of its noise (module docstring)."""
 
@@ -64,6 +70,14 @@ class Refused(ConfigError):
             raise ValueError(f"a refusal is one of {REFUSALS}, not {kind!r}")
         self.kind, self.detail, self.refusal = kind, detail, f"refused: {kind}"
         super().__init__(self.refusal)
+
+
+def refusal_of(error: BaseException) -> str:
+    """The only text of a failure that leaves the party: the error's ``refusal`` if it is one of
+    :data:`REFUSAL_TEXTS`, else :data:`REFUSED`. An error's own message may carry the party's data (a CSV cell in a
+    parse error), so it is never sent."""
+    refusal = getattr(error, "refusal", None)
+    return refusal if isinstance(refusal, str) and refusal in REFUSAL_TEXTS else REFUSED
 
 
 @dataclass(frozen=True)
@@ -350,5 +364,5 @@ class PlanFollower:
         return value
 
 
-__all__ = ["REFUSALS", "PlanFollower", "PlannedStep", "Refused", "method_steps", "plan_steps", "preprocessing_steps",
-           "real_array"]
+__all__ = ["REFUSALS", "REFUSAL_TEXTS", "REFUSED", "PlanFollower", "PlannedStep", "Refused", "method_steps",
+           "plan_steps", "preprocessing_steps", "real_array", "refusal_of"]

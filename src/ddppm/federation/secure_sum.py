@@ -48,6 +48,8 @@ from typing import Any
 
 import numpy as np
 
+from ddppm.federation.plan import REFUSED  # the reason of every refusal the pinned mod sends
+
 QUANTISATION_BITS = 30
 """Flower casts quantised values to int32: 2^30 is the finest it takes."""
 MODULUS_BITS = 40
@@ -255,8 +257,6 @@ def strong_masks() -> Iterator[None]:
 
 # --- the party's check of the coordinator's SecAgg+ parameters ------------------------------------------------------
 
-REFUSED = "refused: protocol"
-"""The reason of every refusal :func:`pinned_secaggplus_mod` sends (the details stay in the party's log)."""
 _PIN_RECORD = "ddppm-secagg-pin"
 _STAGES = ("setup", "share_keys", "collect_masked_vectors", "unmask")
 _log = logging.getLogger("ddppm.party")

@@ -13,7 +13,7 @@ It runs only ddppm's ClientApp, the one installed with this party's ddppm: the a
 coordinator ships with the run is never installed or imported. A run is answered only if its app is this one (its
 publisher, name and version, :func:`installed_app`) and its run config's ``agreement-digest`` is the digest of the
 agreement this party accepted (:func:`check_run`). Whatever fails, the coordinator receives one of the fixed
-refusals (:func:`refusal_of`: ``refused: protocol`` unless the error names another of
+refusals (:func:`~ddppm.federation.plan.refusal_of`: ``refused: protocol`` unless the error names another of
 :data:`ddppm.federation.plan.REFUSALS`); the details, which may carry the party's file names or values, go to the
 party's own log only. The replies are the same messages as under subprocess isolation (tested): the party's state
 between messages lives in Flower's context, as there.
@@ -55,7 +55,7 @@ from flwr.supernode.runtime.run_clientapp import push_message, push_task_output
 
 from ddppm.federation.agreement import read_agreement
 from ddppm.federation.flower import clientapp
-from ddppm.federation.plan import REFUSALS
+from ddppm.federation.plan import REFUSAL_TEXTS, REFUSED, Refused, refusal_of
 
 POLL_SECONDS = 0.05
 """How often the executor asks the SuperNode for a task (Flower's own SuperExec: 1 s, or its environment's
@@ -66,9 +66,6 @@ APP_NAME = "ddppm-federation"
 
 APP_FOLDER = Path(__file__).parent / "app"
 """The installed app's folder: its ``pyproject.toml`` names the publisher, the name and the version a run must have."""
-
-REFUSED = "refused: protocol"
-"""What the coordinator receives when a task fails without a refusal of its own (:func:`refusal_of`)."""
 
 ACQUIRE = "/flwr.proto.Runtime/AcquireTask"
 """The runtime API's method that hands out tasks: signed with the SuperNode's secret (:func:`run_node`)."""
@@ -119,42 +116,22 @@ def installed_app() -> tuple[str, str]:
     return f"{publisher}/{project['project']['name']}", str(project["project"]["version"])
 
 
-class RunRefused(Exception):  # noqa: N818 (a refusal, named as the party's other refusals)
-    """A run this party does not answer; ``refusal`` is all the coordinator sees, the message stays here."""
-
-    refusal = REFUSED
-
-
 def check_run(run: Run, context: Context) -> None:
     """Answer only a run of the installed app (its publisher and name, and its version) whose run config carries
-    the digest of the agreement this party accepted; else :class:`RunRefused`."""
+    the digest of the agreement this party accepted; else :class:`~ddppm.federation.plan.Refused` (``protocol``)."""
     fab_id, version = installed_app()
     if run.fab_id != fab_id or run.fab_version != version:
-        raise RunRefused(f"this party runs only {fab_id}=={version}, not {run.fab_id}=={run.fab_version}")
+        raise Refused("protocol", f"this party runs only {fab_id}=={version}, not {run.fab_id}=={run.fab_version}")
     digest = read_agreement(str(context.node_config["agreement-path"])).digest()
     sent = context.run_config.get("agreement-digest")
     if sent != digest:
-        raise RunRefused(f"the run's agreement-digest {str(sent)[:12]!r} is not this party's agreement's "
+        raise Refused("protocol", f"the run's agreement-digest {str(sent)[:12]!r} is not this party's agreement's "
                          f"{digest[:12]}")  # fmt: skip
-
-
-@functools.cache
-def _allowed_refusals() -> frozenset[str]:
-    """The fixed refusals (:data:`ddppm.federation.plan.REFUSALS`, each as ``refused: <kind>``)."""
-    return frozenset({f"refused: {kind}" for kind in REFUSALS} | {REFUSED})
-
-
-def refusal_of(error: BaseException) -> str:
-    """The only text of a failure that leaves the party: the error's ``refusal`` (e.g. ``refused: rows``) if it is
-    one of the fixed refusals, else :data:`REFUSED`. An error's own message may carry the party's data (a CSV cell
-    in a parse error), so it is never sent."""
-    refusal = getattr(error, "refusal", None)
-    return refusal if isinstance(refusal, str) and refusal in _allowed_refusals() else REFUSED
 
 
 def run_task(address: str, token: str) -> bool:
     """Run one task (one message to this party) with its token; True if the app answered without an error. A
-    failure is logged here in full and sent as its refusal only (:func:`refusal_of`)."""
+    failure is logged here in full and sent as its refusal only (:func:`~ddppm.federation.plan.refusal_of`)."""
     client = _client(address, RuntimeTokenHttpInterceptor(token))
     heartbeat = HeartbeatSender(make_task_heartbeat_fn_http(client))
     message, context, reply = None, None, None
@@ -164,7 +141,7 @@ def run_task(address: str, token: str) -> bool:
         message, context, run = pull_task_input(client)
         check_run(run, context)
         reply = clientapp(message=message, context=context)
-        if reply.has_error() and reply.error.reason not in _allowed_refusals():
+        if reply.has_error() and reply.error.reason not in REFUSAL_TEXTS:
             # the app's own error reply carries the app's text: only a fixed refusal may leave
             log(ERROR, "ddppm party: the app replied with an error: %s", reply.error.reason)
             reply = Message(Error(code=reply.error.code, reason=REFUSED), reply_to=message)
@@ -216,17 +193,13 @@ def run_node(supernode: list[str], port: int, env: dict[str, str]) -> int:
     user only, removed at the end), and serve its tasks here until it ends; SIGTERM and SIGINT stop both. The
     SuperNode is told to die with this process (``PR_SET_PDEATHSIG``), so a killed party leaves no SuperNode behind.
     Returns the SuperNode's exit status."""
-    import contextlib
-    import ctypes
     import os
     import secrets
     import signal
     import subprocess
     import tempfile
 
-    def die_with_parent() -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    from ddppm.federation.processes import die_with_parent
 
     secret = secrets.token_bytes(32)
     handle, secret_file = tempfile.mkstemp(prefix="ddppm-party-")  # mode 0600

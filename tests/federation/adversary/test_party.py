@@ -320,3 +320,13 @@ def test_a_state_that_lost_a_step_its_journal_recorded_is_refused(wine, tmp_path
         refused(stale, *transcript[-1])
     assert oct((tmp_path / ".ledger.json.steps.json").stat().st_mode & 0o777) == "0o600"
     assert len(PrivacyLedger(tmp_path / "ledger.json").summary()["releases"]) == 1
+
+
+def test_an_unreadable_journal_is_refused_as_budget_before_anything_is_drawn(wine, tmp_path):
+    agreement = wine_agreement("conventional")
+    ledger = PrivacyLedger.create(tmp_path / "ledger.json", "party 0", 50.0, 1e-3)
+    (tmp_path / ".ledger.json.steps.json").write_text("not a journal")
+    transcript = honest_transcript(wine, agreement)
+    caught = refused(Party(split(wine)[0], 0, agreement, ledger=ledger), *transcript[0], kind="budget")
+    assert "journal" in caught.detail
+    assert PrivacyLedger(tmp_path / "ledger.json").summary()["releases"] == []
