@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import math
 import sys
 import threading
@@ -48,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from ddppm.federation.plan import REFUSED  # the reason of every refusal the pinned mod sends
+from ddppm.federation.plan import REFUSED, Refused  # REFUSED: the reason of every refusal the pinned mod sends
+from ddppm.federation.plan import log as party_log
 
 QUANTISATION_BITS = 30
 """Flower casts quantised values to int32: 2^30 is the finest it takes."""
@@ -259,14 +259,6 @@ def strong_masks() -> Iterator[None]:
 
 _PIN_RECORD = "ddppm-secagg-pin"
 _STAGES = ("setup", "share_keys", "collect_masked_vectors", "unmask")
-_log = logging.getLogger("ddppm.party")
-"""The party's own log (the one :mod:`ddppm.federation.flower` writes its refusals to)."""
-
-
-class _Refused(Exception):
-    """A SecAgg+ message that breaks the party's pin (its text goes to the party's log only)."""
-
-
 class _HandlerRefused(Exception):
     """The party's handler answered with an error (a refusal of its own): Flower's mod would not know what to mask."""
 
@@ -279,7 +271,7 @@ def _pinned_setup(configs: Any, p: int) -> None:
         got = configs.get(key)
         # type(...) is: True is an int in Python, and 1 == 1.0; the coordinator's types are exactly these
         if type(got) is not type(value) or got != value:
-            raise _Refused(f"setup: {key} = {got!r}, the agreement's p = {p} pins it to {value!r}")
+            raise Refused("protocol", f"setup: {key} = {got!r}, the agreement's p = {p} pins it to {value!r}")
 
 
 def _pinned_peers(configs: Any, p: int, own: int) -> list[int]:
@@ -287,9 +279,10 @@ def _pinned_peers(configs: Any, p: int, own: int) -> list[int]:
     try:
         peers = [int(name) for name in names]
     except ValueError:
-        raise _Refused(f"share_keys: a peer named {names!r} is not a node id") from None
+        raise Refused("protocol", f"share_keys: a peer named {names!r} is not a node id") from None
     if len(peers) != p or len(set(peers)) != p or own not in peers:
-        raise _Refused(f"share_keys: peers {sorted(peers)} are not p = {p} distinct nodes with this one ({own})")
+        raise Refused("protocol", f"share_keys: peers {sorted(peers)} are not p = {p} distinct nodes with this "
+                      f"one ({own})")  # fmt: skip
     return sorted(peers)
 
 
@@ -297,35 +290,36 @@ def _pinned_sources(msg: Any, configs: Any, pinned: list[int], own: int) -> None
     sources = list(configs.get("srcs", []))
     others = sorted(set(pinned) - {own})
     if sorted(sources) != others or len(configs.get("ctxts", [])) != len(sources):
-        raise _Refused(f"collect_masked_vectors: sources {sources} are not the pinned peers {others}, once each")
+        raise Refused("protocol", f"collect_masked_vectors: sources {sources} are not the pinned peers {others}, "
+                      "once each")  # fmt: skip
     fitins = msg.content.config_records.get("fitins.config")
     if fitins is None or fitins.get(MASKS_KEY) != MASKS:
-        raise _Refused(f"collect_masked_vectors: the coordinator does not expand masks with {MASKS}")
+        raise Refused("protocol", f"collect_masked_vectors: the coordinator does not expand masks with {MASKS}")
 
 
 def _pinned_unmask(configs: Any, pinned: list[int]) -> None:
     active, dead = list(configs.get("active_nids", [])), list(configs.get("dead_nids", []))
     if dead:
-        raise _Refused(f"unmask: nodes {dead} reported dead (a sum over fewer parties carries less noise)")
+        raise Refused("protocol", f"unmask: nodes {dead} reported dead (a sum over fewer parties carries less noise)")
     if sorted(active) != pinned:
-        raise _Refused(f"unmask: self-mask shares asked for {sorted(active)}, the pinned set is {pinned}")
+        raise Refused("protocol", f"unmask: self-mask shares asked for {sorted(active)}, the pinned set is {pinned}")
 
 
 def _check(msg: Any, ctxt: Any, pin: dict[str, Any]) -> tuple[str, list[int]]:
-    """The stage ``msg`` opens and the pinned peers after it, if the message keeps the pin; :class:`_Refused`
-    otherwise."""
+    """The stage ``msg`` opens and the pinned peers after it, if the message keeps the pin;
+    :class:`~ddppm.federation.plan.Refused` (``protocol``) otherwise."""
     from ddppm.federation.agreement import read_agreement
 
     p = len(read_agreement(str(ctxt.node_config["agreement-path"])).sizes)
     own = int(msg.metadata.dst_node_id)
     configs = msg.content.config_records.get("secaggplus_configs")
     if configs is None:
-        raise _Refused("a train message without SecAgg+'s configs")
+        raise Refused("protocol", "a train message without SecAgg+'s configs")
     stage = configs.get("stage")
     done = str(pin.get("stage", "unmask"))  # a new node, or one whose last sum ended or was refused
     expected = _STAGES[(_STAGES.index(done) + 1) % len(_STAGES)]
     if stage != expected:  # Flower's mod would accept a setup at any stage: a sum here runs start to end, once
-        raise _Refused(f"stage {stage!r} after {done!r}: expected {expected!r}")
+        raise Refused("protocol", f"stage {stage!r} after {done!r}: expected {expected!r}")
     pinned = [int(n) for n in pin.get("peers", [])]
     if stage == "setup":
         _pinned_setup(configs, p)
@@ -376,9 +370,9 @@ def pinned_secaggplus_mod(msg: Any, ctxt: Any, call_next: Any) -> Any:
     pairwise keys and obtains the sum over the p − m real parties; with m = p − 1 it unmasks one party's vector (the
     checks above all pass: tested). Closing that needs an agreement that carries each party's long-term public key
     and SecAgg+ keys signed with it (not built), or a transport that authenticates the parties to each other.
-    Collusion: with those signatures, c parties colluding with the coordinator would still learn the sum of the
-    others from theirs; an agreement may later carry a bound c on colluding parties, the noise being sized for
-    p − c honest ones (not built: today every party is assumed honest towards the others).
+    Collusion: c parties colluding with the coordinator learn the sum of the others from theirs; an agreement's
+    ``colluding`` bound c sizes every party's share of the noise for the p − c honest ones
+    (:class:`~ddppm.federation.agreement.Agreement`).
     """
     if msg.metadata.message_type != "train":
         return call_next(msg, ctxt)
@@ -387,15 +381,15 @@ def pinned_secaggplus_mod(msg: Any, ctxt: Any, call_next: Any) -> Any:
     from flwr.common.constant import ErrorCode
 
     def refuse(detail: str) -> Any:
-        _log.error("SecAgg+ refused (node %s): %s", ctxt.node_id, detail)
+        party_log.error("SecAgg+ refused (node %s): %s", ctxt.node_id, detail)
         ctxt.state.config_records[_PIN_RECORD] = ConfigRecord({"stage": "unmask"})  # the next sum starts over
         return Message(Error(code=ErrorCode.MOD_FAILED_PRECONDITION, reason=REFUSED), reply_to=msg)
 
     pin = dict(ctxt.state.config_records.get(_PIN_RECORD, ConfigRecord({"stage": "unmask"})))
     try:
         stage, pinned = _check(msg, ctxt, pin)
-    except _Refused as refused:
-        return refuse(str(refused))
+    except Refused as refused:
+        return refuse(refused.detail)
     except Exception as error:  # noqa: BLE001 (a malformed message, an unreadable agreement: refused, details logged)
         return refuse(f"{type(error).__name__}: {error}")
     # a failure inside Flower's mod (a ciphertext that does not decrypt...) also ends this sum for the party
