@@ -6,6 +6,7 @@ one-process fit sums every row in one pass: 1e-12 here, measured ≤ 2e-14)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -74,7 +75,8 @@ def test_with_secure_noise_the_release_differs_from_the_simulation_but_is_certif
     assert first.certificate.delta <= 1e-6 and first.certificate.noise == again.certificate.noise
     one = PrivatePCA(2, 5.0, 1e-6, BOUNDS, trust="local", method="conventional", random_state=7).fit(
         wine, parties=labels())
-    assert first.certificate.to_dict() == one.privacy_.to_dict()
+    # the same promise; which features' statistics sit on a bound depends on the draws (post-processing)
+    assert replace(first.certificate, statistics={}) == replace(one.privacy_, statistics={})
 
 
 def test_cape_with_secure_noise_needs_secure_aggregation(wine):

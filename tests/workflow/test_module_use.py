@@ -137,23 +137,6 @@ def _snakedeploy(source: Path | str, dest: Path, *ref: str) -> str:
     return (dest / "workflow" / "Snakefile").read_text()
 
 
-def _assert_tiny_run_completes(folder: Path, module_checkout: Path) -> None:
-    """The default target at the tiny sizes: every file lands in ``folder``, none in the module's checkout (nor in
-    the repository), the journal runs have the configured ε, and a second dry run has nothing to do."""
-    out = _snakemake(folder)
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
-    targets = ["out/common/runs/standard/mine.parquet", "out/runs/mine/ldp.parquet", "out/common/summary.csv"]
-    for target in targets:
-        assert (folder / target).is_file(), target
-    for checkout in {module_checkout, REPO}:
-        assert not (checkout / "out").exists(), f"the module wrote into {checkout}"
-    runs = pq.read_table(folder / targets[1]).to_pandas()
-    configured = yaml.safe_load((folder / "config" / "config.yaml").read_text())
-    assert sorted(set(runs["eps"])) == sorted(configured["epsilons"])
-    again = _snakemake(folder, "-n")
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-1500:]
-
-
 @pytest.fixture(scope="module")
 def outer(tmp_path_factory):
     folder = tmp_path_factory.mktemp("outer-workflow")
@@ -240,16 +223,33 @@ def test_snakedeploy_writes_its_module_statement_and_copies_the_config(deployed)
     assert str(dest / "workflow" / "workflow" / "Snakefile") in as_written.stdout + as_written.stderr
 
 
-def test_snakedeploy_s_deployment_plans_and_runs_the_tiny_default_target(deployed) -> None:
-    """snakedeploy's form, ``use rule * from ddppm`` (no new names): the module's ``all`` is the default target. The
-    copied workflow profile gives the cores (no flag), and the report builds from the finished run."""
+DEPLOYED_TARGETS = ("out/runs/mine/ldp.parquet", "out/common/runs/standard/mine.parquet", "out/figures/fig2_mine.png")
+"""What the deployed workflow builds (a journal method's runs, the common task's, a figure; the whole tiny default
+target runs in the session's tiny run, and here it is planned)."""
+
+
+def test_snakedeploy_s_deployment_plans_the_tiny_default_target_and_runs_its_jobs(deployed) -> None:
+    """snakedeploy's form, ``use rule * from ddppm`` (no new names): the module's ``all`` is the default target and
+    plans every rule; the copied workflow profile gives the cores (no flag); its jobs run from the deployment's
+    folder (files there, none in the module's checkout), a second dry run has nothing to do, and the report builds
+    from the finished jobs."""
     dest = deployed["dest"]
     plan = _snakemake(dest, "-n", "--quiet", "rules", cores=None)
     assert plan.returncode == 0, plan.stdout[-2000:] + plan.stderr[-3000:]
     planned = plan.stdout + plan.stderr
     assert "\nall " in planned and "common_runs" in planned and "prepare_dataset" in planned, planned[-2000:]
-    _assert_tiny_run_completes(dest, deployed["source"])
-    report = _snakemake(dest, "--report", "report.html")
+    out = _snakemake(dest, *DEPLOYED_TARGETS, cores=None)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    for target in DEPLOYED_TARGETS:
+        assert (dest / target).is_file(), target
+    for checkout in {deployed["source"], REPO}:
+        assert not (checkout / "out").exists(), f"the module wrote into {checkout}"
+    runs = pq.read_table(dest / DEPLOYED_TARGETS[0]).to_pandas()
+    configured = yaml.safe_load((dest / "config" / "config.yaml").read_text())
+    assert sorted(set(runs["eps"])) == sorted(configured["epsilons"])
+    again = _snakemake(dest, "-n", *DEPLOYED_TARGETS)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-1500:]
+    report = _snakemake(dest, *DEPLOYED_TARGETS, "--report", "report.html")
     assert report.returncode == 0 and (dest / "report.html").stat().st_size > 0, report.stderr[-3000:]
 
 

@@ -146,6 +146,17 @@ class CommonTaskMethod(ABC):
     ) -> np.ndarray:
         """One estimate of the top-k directions per generator: shape ``(len(rngs), d, k)``, orthonormal columns."""
 
+    second_moment: ClassVar[bool] = False
+    """True for a method whose estimate is the top k of one noisy second-moment matrix it releases
+    (:meth:`common_second_moment`): ``standardize="center"`` then recolours that matrix by the private scales
+    (:func:`ddppm.release.route.draw_release`), so that directions in small-unit features survive the noise."""
+
+    def common_second_moment(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator],
+                             options: dict[str, Any]) -> np.ndarray:  # fmt: skip
+        """The noisy second-moment matrix whose top k :meth:`common_estimate` returns, one per generator (shape
+        ``(len(rngs), d, d)``, symmetric), drawn exactly as the estimate draws it."""
+        raise NotImplementedError(f"{type(self).__name__} releases no second-moment matrix")
+
     @abstractmethod
     def common_costs(self, task: CommonTask, calibrated: Calibrated) -> dict[str, Any]:
         """``floats_per_agent`` (sent by one agent over the run), ``rounds`` (communication rounds) and
@@ -194,6 +205,11 @@ class CommonTaskMethod(ABC):
         party 0's, the total's): what fixes secure aggregation's public scale. By default the calibration's
         ``sigma`` times √(parties)."""
         return float(public.calibration[0].params["sigma"]) * float(np.sqrt(public.parties))
+
+    def federated_second_moment(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
+        """The coordinator's noisy second moment (d × d) of a :attr:`second_moment` method: by default the parties'
+        summed ``method`` releases, as :meth:`common_second_moment` draws it."""
+        return transport.sum("method", message)
 
     def federated_estimate(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
         """The coordinator's half (d × k): by default the top k of the parties' summed ``method`` releases."""

@@ -19,13 +19,14 @@ depend on it). :func:`preprocessing_noise` splits ``μ_pre²`` between the two (
 
 :func:`private_standardise` then computes, from the released sums only (post-processing),
 
-    m̂ = (Σ z_i + N(0, p σ_sum² I)) / n,   v̂_j = max((Σ z_ij² + N(0, p σ_squares²)) / n − m̂_j², floor),
-    w_i = clip₁((z_i − m̂) / √v̂ / (c √d)),
+    μ = (Σ z_i + N(0, p σ_sum² I)) / n,   s_j = (Σ z_ij² + N(0, p σ_squares²)) / n,
+    m̂ = clip(μ, −b, b),   v̂_j = min(max(s_j − μ_j², floor), b_j²),   w_i = clip₁((z_i − m̂) / √v̂ / (c √d)),
 
 with p the number of parties, ``floor`` a public multiple of v̂'s noise standard deviation (a feature whose
-variance drowns in the noise is not blown up) and c = ``row_scale`` (standardised rows have mean squared norm d,
-so c = 2 clips only rows more than twice that norm). Row i depends on record i and the releases only. The
-budget of the whole route is :mod:`ddppm.common_task.budget`.
+variance drowns in the noise is not blown up), b_j the largest value of coordinate j (a mean of values in [−b, b]
+lies there and their variance is at most b²: :func:`admissible_statistics`) and c = ``row_scale`` (standardised
+rows have mean squared norm d, so c = 2 clips only rows more than twice that norm). Row i depends on record i and
+the releases only. The budget of the whole route is :mod:`ddppm.common_task.budget`.
 
 Two estimators (``estimator``): ``one_shot``, the sums above on the declared box; ``range_shrinking`` (the
 default), which first spends ``range.share`` of ``μ_pre²`` on a private box per feature from noisy histograms
@@ -207,20 +208,69 @@ class Released:
     radius: float | None = None
 
 
+def coordinate_bound(d: int, widths: np.ndarray | None = None, box: PrivateBox | None = None) -> np.ndarray:
+    """The largest absolute value of each coordinate of the rows the sums see: ``1/√d`` (the prepared rows, in the
+    declared or the private box), or, centring only (``widths``: the declared half-widths), ``H_j/‖H‖`` at the
+    common scale (:func:`common_scale`)."""
+    edge = np.full((1, d), 1.0 / np.sqrt(d))
+    if widths is None:
+        return edge[0]
+    return np.abs(common_scale(edge, widths, box))[0]
+
+
+def floor_of(noise: PreprocessingNoise, plan: PreprocessingPlan, n: int) -> float:
+    """The variances' public floor: ``variance_floor`` standard deviations of v̂'s noise (module docstring)."""
+    return float(plan.variance_floor * np.sqrt(noise.parties) * noise.sigma_squares / n)
+
+
+def admissible_statistics(mean_hat: np.ndarray, variance_hat: np.ndarray | None, bound: np.ndarray, floor: float
+                          ) -> Released:  # fmt: skip
+    """The released statistics projected onto what the public bounds allow (post-processing: only released values
+    and public numbers enter): every coordinate of the rows lies in ``[−b_j, b_j]`` (``bound``), so their mean does,
+    and their variance is at most ``b_j²`` (Popoviciu: a variance of values in an interval of half-width b is at
+    most b²). The variances are first raised to the public ``floor``; where the floor exceeds ``b_j²``, ``b_j²``."""
+    mean = np.clip(mean_hat, -bound, bound)
+    if variance_hat is None:
+        return Released(mean, None)
+    return Released(mean, np.minimum(np.maximum(variance_hat, floor), bound**2))
+
+
+def projection_notes(released: Released, bound: np.ndarray, floor: float) -> dict[str, list[int]]:
+    """Which features' released statistics sit where :func:`admissible_statistics` put them (post-processing: read
+    off the released values): a mean on a bound; a variance on its public floor (or on b² where the floor exceeds
+    it: either way the scale then says nothing of the data); a variance cut down to b². Empty lists are left out."""
+    notes = {"mean_on_bound": np.flatnonzero(np.abs(released.mean) >= bound)}
+    if released.variance is not None:
+        lowest = np.minimum(floor, bound**2)
+        notes["variance_on_floor"] = np.flatnonzero(released.variance <= lowest)
+        notes["variance_on_bound"] = np.flatnonzero((released.variance >= bound**2) & (lowest < bound**2))
+    return {key: [int(j) for j in value] for key, value in notes.items() if value.size}
+
+
 def release_statistics(
-    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator
-) -> Released:
-    """The released mean (and variances) of the publicly prepared rows ``Z`` (module docstring). The p parties'
-    noises enter the totals as one Gaussian of variance p σ² (the same law as the sum of their releases)."""
+    Z: np.ndarray, noise: PreprocessingNoise, plan: PreprocessingPlan, rng: np.random.Generator,
+    bound: np.ndarray | None = None,
+) -> Released:  # fmt: skip
+    """The released mean (and variances) of the publicly prepared rows ``Z`` (module docstring), projected onto
+    what ``bound`` (each coordinate's largest absolute value, :func:`coordinate_bound`; default ``1/√d``) allows
+    (:func:`admissible_statistics`). The p parties' noises enter the totals as one Gaussian of variance p σ² (the
+    same law as the sum of their releases)."""
     Z = np.asarray(Z, float)
     n, d = Z.shape
+    bound = coordinate_bound(d) if bound is None else bound
     spread = np.sqrt(noise.parties)
     mean_hat = gaussian_release(Z.sum(axis=0), spread * noise.sigma_sum, rng) / n
     if not plan.scale:
-        return Released(mean_hat, None)
+        return admissible_statistics(mean_hat, None, bound, 0.0)
     squares_hat = gaussian_release(column_squares(Z), spread * noise.sigma_squares, rng) / n
-    floor = plan.variance_floor * spread * noise.sigma_squares / n
-    return Released(mean_hat, np.maximum(squares_hat - mean_hat**2, floor))
+    return admissible_statistics(mean_hat, squares_hat - mean_hat**2, bound, floor_of(noise, plan, n))
+
+
+def row_radius(released: Released, plan: PreprocessingPlan, d: int) -> float:
+    """The clipping radius R the rows are divided by: the released one, or the plan's fixed one."""
+    if released.radius is not None:
+        return float(released.radius)
+    return plan.fixed_radius(d, scaled=released.variance is not None)
 
 
 def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan, overwrite: bool = False) -> np.ndarray:
@@ -230,9 +280,7 @@ def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan,
     rows = np.subtract(np.asarray(Z, float), released.mean, out=Z if overwrite else None)
     if released.variance is not None:  # in place below: the same operations, without the temporaries
         rows /= np.sqrt(released.variance)
-    radius = released.radius
-    if radius is None:
-        radius = plan.fixed_radius(rows.shape[1], scaled=released.variance is not None)
+    radius = row_radius(released, plan, rows.shape[1])
     if radius != 1.0:
         rows /= radius
     norms = row_norms(rows)[:, None]
@@ -301,10 +349,10 @@ def private_statistics(
 ) -> tuple[np.ndarray, Released, PrivateBox | None]:  # fmt: skip
     """Every release of the preprocessing, in the order drawn: the private box when its rounds run
     (``range_shrinking``), then :func:`release_statistics` on the rows re-prepared in it (centring only: at one
-    common scale, :func:`common_scale`, which needs the declared half-widths ``widths``), then the clipping radius
-    when its search runs (:func:`release_radius`). Returns those rows, the released statistics and the box (None
-    when no round ran). ``overwrite``: re-prepare in ``Z``'s own memory (a release, which holds ``Z`` once; the
-    bench shares it between draws)."""
+    common scale, :func:`common_scale`, which needs the declared half-widths ``widths``), projected onto what the
+    bounds allow, then the clipping radius when its search runs (:func:`release_radius`). Returns those rows, the
+    released statistics and the box (None when no round ran). ``overwrite``: re-prepare in ``Z``'s own memory (a
+    release, which holds ``Z`` once; the bench shares it between draws)."""
     if not plan.scale and widths is None:
         raise ValueError("private_statistics: centring only needs the declared half-widths (widths=)")
     box = None
@@ -313,7 +361,8 @@ def private_statistics(
         Z = to_box(Z, box.lower, box.upper, overwrite=overwrite)
     if not plan.scale:
         Z = common_scale(Z, widths, box, overwrite=overwrite or box is not None)
-    released = release_statistics(Z, noise, plan, rng)
+    bound = coordinate_bound(Z.shape[1], None if plan.scale else widths, box)
+    released = release_statistics(Z, noise, plan, rng, bound)
     return Z, release_radius(Z, released, noise, plan, rng), box
 
 

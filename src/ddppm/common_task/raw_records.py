@@ -36,12 +36,14 @@ from ddppm.common_task.budget import (
     pure_method_eps,
     split_budget,
 )
+from ddppm.common_task.centring import method_estimate, recolours, record_scales
 from ddppm.common_task.preprocessing import (
     PreprocessingNoise,
     PreprocessingPlan,
     preprocessing_noise,
     preprocessing_party,
-    private_standardise,
+    private_statistics,
+    standardise_rows,
 )
 from ddppm.common_task.run import open_sets, run_rows
 from ddppm.common_task.task import CommonTask, captured_variance, chance_error, subspace_error
@@ -146,15 +148,20 @@ def raw_records_runs(
     targets = {k: reference_task(records, k, centre_only=not plan.scale) for k in ranks}
     per_draw = runs // draws
     frames = []
-    by_party: dict[str, list[str]] = {}
+    by_party: dict[tuple[str, bool], list[str]] = {}
     for name, method in methods.items():
-        by_party.setdefault(preprocessing_party(method) if records.standardises else "none", []).append(name)
+        party = preprocessing_party(method) if records.standardises else "none"
+        recolour = party != "none" and recolours(method, "center" if not plan.scale else True, records.bounds)
+        by_party.setdefault((party, recolour), []).append(name)
     for eps, limit in zip(eps_grid, delta_limits, strict=True):
-        for party, names in by_party.items():
-            noise, tasks = _draw_tasks(records, Z, party, float(eps), float(limit), ranks, range(first_draw,
-                                       first_draw + draws), seed, plan, dataset)  # fmt: skip
+        for (party, recolour), names in by_party.items():
+            group_plan = replace(plan, scale=True) if recolour else plan  # the recoloured route (centring.py)
+            noise, tasks, scales = _draw_tasks(records, Z, party, float(eps), float(limit), ranks,
+                                               range(first_draw, first_draw + draws), seed, group_plan, dataset,
+                                               recolour)  # fmt: skip
             for k in ranks:
-                if noise is not None and first_draw == 0:  # added draws rank methods; the price is measured once
+                # added draws rank methods; the price is measured once (the common scale's, where centring only)
+                if noise is not None and first_draw == 0 and not recolour:
                     frames.append(_preprocessing_only(targets[k], tasks, k, party, per_draw, dataset, setting, eps,
                                                       limit))  # fmt: skip
                 for name in (name for name in names if estimates_rank(methods[name], k)):
@@ -164,7 +171,7 @@ def raw_records_runs(
                     start, estimates = time.perf_counter(), []
                     for b, task in enumerate(tasks, start=first_draw):
                         rngs = run_generators(seed, label, range(b * per_draw, (b + 1) * per_draw))
-                        estimates.append(method.common_estimate(task[k], own, rngs, options))
+                        estimates.append(method_estimate(method, task[k], own, rngs, options, scales[b - first_draw]))
                     seconds = (time.perf_counter() - start) / runs
                     rows = run_rows(targets[k], name, method, row, np.concatenate(estimates), seconds, dataset, setting)
                     drawn = np.repeat(np.arange(first_draw, first_draw + len(tasks)), per_draw)
@@ -223,19 +230,26 @@ def _draw_tasks(
     seed: int,
     plan: PreprocessingPlan,
     dataset: str,
-) -> tuple[PreprocessingNoise | None, list[dict[int, CommonTask]]]:
-    """The preprocessing's noise for ``party`` at (ε, δ limit) and one task per (draw, k) on its rows (one task, no
-    noise, where the analyst does not standardise)."""
+    recolour: bool = False,
+) -> tuple[PreprocessingNoise | None, list[dict[int, CommonTask]], list[np.ndarray | None]]:
+    """The preprocessing's noise for ``party`` at (ε, δ limit), one task per (draw, k) on its rows (one task, no
+    noise, where the analyst does not standardise) and each draw's private scales in the records' units where the
+    centred PCA is recoloured (``recolour``; else None: :mod:`ddppm.common_task.centring`)."""
     def tasks_on(rows: np.ndarray) -> dict[int, CommonTask]:
         return {k: CommonTask(rows, records.parts, k, records.W, records.consensus) for k in ranks}
 
     if party == "none":
-        return None, [tasks_on(Z)]
+        return None, [tasks_on(Z)], [None]
     mu_pre = split_budget(eps, limit, plan.share).mu_pre
     noise = preprocessing_noise(plan, mu_pre, Z.shape[1], records.party_count(party), Z.shape[0])
     generators = run_generators(seed, (dataset, "preprocessing", party, eps, STREAM), draws)
     widths = (records.bounds.upper - records.bounds.lower) / 2
-    return noise, [tasks_on(private_standardise(Z, noise, plan, rng, widths)) for rng in generators]
+    tasks, scales = [], []
+    for rng in generators:
+        boxed, released, box = private_statistics(Z, noise, plan, rng, widths=widths)
+        tasks.append(tasks_on(standardise_rows(boxed, released, plan, overwrite=boxed is not Z)))
+        scales.append(record_scales(records.bounds, box, released.variance) if recolour else None)
+    return noise, tasks, scales
 
 
 def _preprocessing_only(

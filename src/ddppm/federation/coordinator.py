@@ -5,8 +5,8 @@ It never sees a row: only the parties' noisy releases, or under secure aggregati
 mirror :func:`ddppm.common_task.preprocessing.private_statistics` and the method's estimate:
 
 1. the private box's rounds (:func:`~ddppm.common_task.range_finding.shrink_intervals` on the summed counts);
-2. the sums, whence the released mean and (scaling) the floored variances, as
-   :func:`~ddppm.common_task.preprocessing.release_statistics` computes them;
+2. the sums, whence the released mean and (scaling) the floored variances, projected onto what the bounds allow,
+   as :func:`~ddppm.common_task.preprocessing.release_statistics` computes them;
 3. the clipping radius when its search runs (:func:`~ddppm.common_task.clip_radius.choose_radius`);
 4. the method's own protocol (:mod:`ddppm.federation.protocols`).
 
@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from ddppm.common_task.centring import recoloured_top_k
 from ddppm.common_task.clip_radius import choose_radius
-from ddppm.common_task.preprocessing import PrivateBox, Released
+from ddppm.common_task.preprocessing import PrivateBox, Released, admissible_statistics, projection_notes
 from ddppm.common_task.range_finding import shrink_intervals
 from ddppm.core.errors import ConfigError
 from ddppm.federation.agreement import Agreement
-from ddppm.federation.plan import full_box, radius_candidates, variance_floor
+from ddppm.federation.plan import coordinate_bounds, full_box, radius_candidates, variance_floor
 from ddppm.federation.protocols import protocol_of, released_message
 from ddppm.federation.public import PublicRelease
 from ddppm.release.certificate import Certificate
@@ -109,14 +110,20 @@ def coordinate(transport: Any, agreement: Agreement, d: int) -> FederatedRelease
     box, released = _preprocessing(ask, public)
     so_far = {"lower": None if box is None else box.lower, "upper": None if box is None else box.upper}
     asking = _Asking(ask, transport, stamp["agreement"])
-    V = protocol.federated_estimate(asking, public, {**so_far, **released_message(released)})
+    message = {**so_far, **released_message(released)}
+    scales = public.recolour_scales(box, released)
+    if scales is not None and protocol.second_moment:  # a centred release: the second moment recoloured
+        V = recoloured_top_k(protocol.federated_second_moment(asking, public, message)[None], scales, public.k)[0]
+    else:
+        V = protocol.federated_estimate(asking, public, message)
     mean, scale = public.units(box, released)
+    statistics = {} if released is None else projection_notes(released, _bound(public, box), _floor(public))
     own, row = public.calibration
     certificate = release_certificate(public.method, "named by the user", agreement.trust, agreement.noise,
                                       public.parties, agreement.n, d, public.k, float(agreement.epsilon),
                                       float(agreement.delta), public.bounds, row, own, public.noise,
                                       public.party_label, _observer(protocol, agreement))  # fmt: skip
-    return FederatedRelease(np.ascontiguousarray(V.T), mean, scale, certificate)
+    return FederatedRelease(np.ascontiguousarray(V.T), mean, scale, replace(certificate, statistics=statistics))
 
 
 def _observer(protocol: Any, agreement: Agreement) -> str | None:
@@ -145,6 +152,14 @@ class _Asking:
         return self.transport.each(step, {**message, "agreement": self.stamp})
 
 
+def _bound(public: PublicRelease, box: PrivateBox | None) -> np.ndarray:
+    return coordinate_bounds(public, None if box is None else (box.lower, box.upper))
+
+
+def _floor(public: PublicRelease) -> float:
+    return variance_floor(public) if public.plan.scale else 0.0
+
+
 def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, Released | None]:
     """The private box, the released statistics and the radius, from the parties' summed releases."""
     noise, plan, n, d = public.noise, public.plan, public.agreement.n, public.d
@@ -159,11 +174,10 @@ def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, 
             lower, upper = shrink_intervals(noisy, lower, upper, n, spread * noise.sigma_range, plan.range)
         box = PrivateBox(lower, upper)
     sums = ask("sums", {"lower": lower, "upper": upper})
-    mean = sums[:d] / n
-    variance = None
-    if plan.scale:
-        variance = np.maximum(sums[d:] / n - mean**2, variance_floor(public))
-    released = Released(mean, variance)
+    mean_hat = sums[:d] / n
+    variance_hat = sums[d:] / n - mean_hat**2 if plan.scale else None
+    released = admissible_statistics(mean_hat, variance_hat, _bound(public, box), _floor(public))
+    mean, variance = released.mean, released.variance
     if noise.radius_searched:
         radii = radius_candidates(public, mean, variance)
         radius = float(radii[0])

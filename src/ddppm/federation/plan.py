@@ -17,16 +17,16 @@ anything after the last, unknown keys, and every public value outside its admiss
 * the first box round's query is the whole public box; each later round's lies inside the round before it and
   keeps at least one of its bins (what :func:`~ddppm.common_task.range_finding.shrink_intervals` can return);
 * from ``sums`` on, the box is the one ``sums`` carried, unchanged;
-* the released mean lies in the box's image plus :data:`TAIL_SIGMAS` standard deviations of its noise over n, the
-  variances between the public floor and the squares' largest value plus as much; the radius is a point of the
-  grid the party computes itself from them (:func:`radius_candidates`), and ``norm_counts``' grid is that grid;
+* the released mean lies in the box's image and the variances between the public floor and the box's half-width
+  squared (the coordinator projects its estimates there, as the one-process fit does:
+  :func:`~ddppm.common_task.preprocessing.admissible_statistics`); the radius is a point of the grid the party
+  computes itself from them (:func:`radius_candidates`), and ``norm_counts``' grid is that grid;
   once released, none of them may change;
 * a method's query block has the agreed shape, finite entries and orthonormal columns (what the method's
   sensitivity assumes: any orthonormal block, chosen adaptively, is covered by its accounting), and the first one
   is the public start drawn from the agreement's seed.
 
-An honest coordinator's values are admissible except when a noise draw passes 50 standard deviations (probability
-below 10⁻⁵⁴⁰ per entry, the bound :mod:`ddppm.federation.secure_sum` uses for its public scale). With these checks
+An honest coordinator's values are always admissible. With these checks
 the party's computation after its ledger is charged cannot fail on its rows: every intermediate is finite.
 
 Every refusal is one of four words (:class:`Refused`): ``refused: protocol`` (a message outside the plan),
@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ddppm.common_task.clip_radius import max_norm, radius_grid
-from ddppm.common_task.preprocessing import common_scale
+from ddppm.common_task.preprocessing import coordinate_bound, floor_of
 from ddppm.core.errors import ConfigError
 
 REFUSALS = ("protocol", "rows", "budget", "agreement")
@@ -54,9 +54,6 @@ REFUSED = "refused: protocol"
 
 REFUSAL_TEXTS = frozenset(f"refused: {kind}" for kind in REFUSALS)
 """Every text a refusal may carry out of the party."""
-
-TAIL_SIGMAS = 50.0
-"""How far past its bound a released statistic may lie, in standard deviations of its noise (module docstring)."""
 
 log = logging.getLogger("ddppm.party")
 
@@ -124,8 +121,7 @@ def full_box(d: int) -> tuple[np.ndarray, np.ndarray]:
 
 def variance_floor(public: Any) -> float:
     """The released variances' public floor (:func:`~ddppm.common_task.preprocessing.release_statistics`)."""
-    noise = public.noise
-    return float(public.plan.variance_floor * np.sqrt(noise.parties) * noise.sigma_squares / public.agreement.n)
+    return floor_of(public.noise, public.plan, public.agreement.n)
 
 
 def radius_candidates(public: Any, mean: np.ndarray, variance: np.ndarray | None) -> np.ndarray:
@@ -141,14 +137,10 @@ def radius_candidates(public: Any, mean: np.ndarray, variance: np.ndarray | None
 
 
 def coordinate_bounds(public: Any, box: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    """The largest absolute value of each coordinate of the rows the sums see (in the released box, at the common
-    scale when centring only): ``1/√d``, or ``H_j/(‖H‖√d)``·√d per :func:`~ddppm.common_task.preprocessing.
-    common_scale`."""
-    d = public.d
-    edge = np.full((1, d), 1.0 / np.sqrt(d))
-    if public.plan.scale:
-        return edge[0]
-    return np.abs(common_scale(edge, public.widths, public.box(*box) if box is not None else None))[0]
+    """The largest absolute value of each coordinate of the rows the sums see, in the released box (at the common
+    scale when centring only: :func:`~ddppm.common_task.preprocessing.coordinate_bound`)."""
+    widths = None if public.plan.scale else public.widths
+    return coordinate_bound(public.d, widths, public.box(*box) if box is not None else None)
 
 
 def real_array(value: Any, name: str) -> np.ndarray:
@@ -292,19 +284,16 @@ class PlanFollower:
     def _statistics(self, message: dict[str, Any], box: Any) -> tuple[np.ndarray, np.ndarray | None]:
         """The released mean and variances, admissible (module docstring) and equal to any released before."""
         public = self.public
-        noise, n = public.noise, public.agreement.n
-        spread = np.sqrt(noise.parties)
         mean = self._vector(message.get("mean"), "mean")
         bound = coordinate_bounds(public, box)
-        slack = TAIL_SIGMAS * spread * noise.sigma_sum / n
-        if not np.all(np.abs(mean) <= bound * (1 + 1e-9) + slack):
-            raise ValueError("the mean lies outside the box (plus 50 standard deviations of its noise)")
+        if not np.all(np.abs(mean) <= bound * (1 + 1e-12)):
+            raise ValueError("the mean lies outside the box")
         variance = message.get("variance")
         if public.plan.scale:
             variance = self._vector(variance, "variance")
-            highest = bound**2 * (1 + 1e-9) + TAIL_SIGMAS * spread * noise.sigma_squares / n
-            if not (np.all(variance >= variance_floor(public) * (1 - 1e-12)) and np.all(variance <= highest)):
-                raise ValueError("the variances lie outside [their public floor, the squares' largest value]")
+            lowest = np.minimum(variance_floor(public), bound**2) * (1 - 1e-12)
+            if not (np.all(variance >= lowest) and np.all(variance <= bound**2 * (1 + 1e-12))):
+                raise ValueError("the variances lie outside [their public floor, the box's half-width squared]")
         elif variance is not None:
             raise ValueError("centring only: no variances are released")
         if "mean" in self._kept:

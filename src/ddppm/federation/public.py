@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ddppm.common_task.budget import split_budget
+from ddppm.common_task.centring import recolours, record_scales, released_units
 from ddppm.common_task.preprocessing import PreprocessingPlan, PrivateBox, preprocessing_noise, preprocessing_party
 from ddppm.common_task.raw_records import STREAM, calibrate_end_to_end
 from ddppm.common_task.run import TRUST_ORDER
@@ -26,7 +27,7 @@ from ddppm.core.seeds import run_generators
 from ddppm.federation.agreement import Agreement
 from ddppm.methods import common_task_methods
 from ddppm.release.noise import SecureNoise
-from ddppm.release.route import SECURE_MARGIN, method_options, raw_units
+from ddppm.release.route import SECURE_MARGIN, method_options
 
 
 class PublicRelease:
@@ -45,9 +46,10 @@ class PublicRelease:
         self.options = method_options(agreement.method_options)
         self.normalization = "scale" if agreement.standardize is False else "standardize"
         self.party_label = preprocessing_party(self.method) if agreement.standardize is not False else "none"
-        self.plan = PreprocessingPlan(scale=agreement.standardize is True)
-        self.limit = agreement.delta * (1 - SECURE_MARGIN) if agreement.noise == "secure" else agreement.delta
+        self.recolours = recolours(self.method, agreement.standardize, self.bounds)
+        self.plan = PreprocessingPlan(scale=agreement.standardize is True or self.recolours)
         self.widths = (self.bounds.upper - self.bounds.lower) / 2
+        self.limit = agreement.delta * (1 - SECURE_MARGIN) if agreement.noise == "secure" else agreement.delta
 
     @property
     def parties(self) -> int:
@@ -104,9 +106,11 @@ class PublicRelease:
         return None if lower is None else PrivateBox(np.asarray(lower), np.asarray(upper))
 
     def units(self, box: PrivateBox | None, released: Any) -> tuple[np.ndarray, np.ndarray]:
-        """``mean_`` and ``scale_`` in the records' units, as the one-process fit releases them."""
-        if released is None:
-            return np.zeros(self.d), np.full(self.d, self.bounds.row_scale)
-        offset, unit = raw_units(self.bounds, box, self.d, common=not self.plan.scale)
-        scale = unit * (np.sqrt(released.variance) if released.variance is not None else 1.0)
-        return offset + unit * released.mean, scale
+        """``mean_`` and ``scale_`` in the records' units, as the one-process fit releases them
+        (:func:`~ddppm.common_task.centring.released_units`)."""
+        return released_units(self.bounds, box, released, self.d, self.agreement.standardize)
+
+    def recolour_scales(self, box: PrivateBox | None, released: Any) -> np.ndarray | None:
+        """A recoloured centred release's private scales in the records' units
+        (:func:`~ddppm.common_task.centring.record_scales`); None otherwise."""
+        return record_scales(self.bounds, box, released.variance) if self.recolours else None

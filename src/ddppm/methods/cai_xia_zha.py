@@ -102,7 +102,8 @@ class CaiXiaZhaPCA(RegisteredMethod, CommonTaskMethod):
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         from scipy.stats import norm
 
-        failure = FAILURE_SHARE * delta_limit / (1.0 + np.exp(eps))
+        # 1/(1 + e^ε), and e^−ε where e^ε overflows (ε > 709; the two agree to 1e-304 from ε = 700)
+        failure = FAILURE_SHARE * delta_limit * (1.0 / (1.0 + np.exp(eps)) if eps < 700 else np.exp(-eps))
         mu = gdp_mu(eps, (1.0 - FAILURE_SHARE) * delta_limit)
         spectral = release_sensitivity("power_step", options["adjacency"], block=1)
         gap_sensitivity = 2.0 * spectral

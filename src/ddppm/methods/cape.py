@@ -96,17 +96,23 @@ class CAPE(RegisteredMethod, CommonTaskMethod):
         view = GaussianRelease(delta, sigma_z / leakage)
         return certified(eps, delta_limit, {"sigma": sigma_z, "sensitivity": delta}, [view])
 
+    second_moment = True
+
     def common_estimate(
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
+        return top_k(self.common_second_moment(task, calibrated, rngs, options), task.k)
+
+    def common_second_moment(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator],
+                             options: dict[str, Any]) -> np.ndarray:  # fmt: skip
+        """The sum of the agents' releases ``Σ_j (X_jᵀX_j + e_j + g_j)`` (the e_j cancel)."""
         sigma_z = float(calibrated.params["sigma"])
         local = np.stack([task.local_gram(j) for j in range(task.m)])
         if is_release_noise(rngs):  # the sum's law, each agent's g_j from the release's sampler (the e_j cancel)
             share = sigma_z / np.sqrt(task.m)
-            sums = [sum(symmetric_release(G, share, rng) for G in local) for rng in rngs]
-            return top_k(np.stack(sums), task.k)
+            return np.stack([sum(symmetric_release(G, share, rng) for G in local) for rng in rngs])
         releases = [local + cape_noise(task.d, task.m, sigma_z, rng) for rng in rngs]
-        return top_k(np.stack([r.sum(axis=0) for r in releases]), task.k)
+        return np.stack([r.sum(axis=0) for r in releases])
 
     federated = True
     streams = True

@@ -38,13 +38,19 @@ class ConventionalDistributedPCA(RegisteredMethod, CommonTaskMethod):
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         return single_release(eps, delta_limit, release_sensitivity("upper_triangle", options["adjacency"]))
 
+    second_moment = True
+
     def common_estimate(
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
+        return top_k(self.common_second_moment(task, calibrated, rngs, options), task.k)
+
+    def common_second_moment(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator],
+                             options: dict[str, Any]) -> np.ndarray:  # fmt: skip
+        """The sum of the agents' noisy second moments ``Σ_j (X_jᵀX_j + E_j)``."""
         sigma = float(calibrated.params["sigma"])
         local = [task.local_gram(j) for j in range(task.m)]
-        sums = np.stack([sum(symmetric_release(G, sigma, rng) for G in local) for rng in rngs])
-        return top_k(sums, task.k)
+        return np.stack([sum(symmetric_release(G, sigma, rng) for G in local) for rng in rngs])
 
     federated = True
     streams = True

@@ -85,17 +85,28 @@ class _GaussianLDP(Method, CommonTaskMethod):
         # Both calibrations (classic, analytic) are linear in the sensitivity: σ = σ(ε, δ; Δ = 1) · Δ.
         return single_release(eps, delta_limit, delta, multiplier=self.sigma(eps, delta_limit))
 
+    second_moment: ClassVar[bool] = True
+
     def common_estimate(
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
+        return top_k(self._noisy_grams(task, calibrated, rngs), task.k)
+
+    def common_second_moment(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator],
+                             options: dict[str, Any]) -> np.ndarray:  # fmt: skip
+        """The noisy rows' Gram less its known bias ``n σ² I`` (which shifts every eigenvalue alike, so the top k
+        are the estimate's, but which a recolouring by unequal scales would turn into a direction)."""
+        sigma = float(calibrated.params["sigma"])
+        return self._noisy_grams(task, calibrated, rngs) - task.n * sigma**2 * np.eye(task.d)
+
+    @staticmethod
+    def _noisy_grams(task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         sigma = float(calibrated.params["sigma"])
         if task.n >= 2 * task.d and not is_release_noise(rngs):  # the noisy rows' Gram drawn in law, O(d³) (noisy_gram)
-            R = task.row_factor
-            grams = np.stack([noisy_gram(R, task.n, sigma, rng) for rng in rngs])
-        else:  # every record's own release (a release draws these: no law stands in for the records' noise)
-            noisy = np.stack([gaussian_release(task.X, sigma, rng) for rng in rngs])
-            grams = np.einsum("rnd,rne->rde", noisy, noisy)
-        return top_k(grams, task.k)
+            return np.stack([noisy_gram(task.row_factor, task.n, sigma, rng) for rng in rngs])
+        # every record's own release (a release draws these: no law stands in for the records' noise)
+        noisy = np.stack([gaussian_release(task.X, sigma, rng) for rng in rngs])
+        return np.einsum("rnd,rne->rde", noisy, noisy)
 
     federated: ClassVar[bool] = True
 
@@ -111,6 +122,11 @@ class _GaussianLDP(Method, CommonTaskMethod):
             rng.standard_normal((sum(party.agreement.sizes[: party.index]), party.public.d))
         noisy = gaussian_release(party.rows, sigma, rng)
         return noisy.T @ noisy
+
+    def federated_second_moment(self, transport: Any, public: Any, message: dict[str, Any]) -> np.ndarray:
+        """The agents' summed noisy Grams less their known bias ``n σ² I`` (:meth:`common_second_moment`)."""
+        sigma = float(public.calibration[0].params["sigma"])
+        return transport.sum("method", message) - public.agreement.n * sigma**2 * np.eye(public.d)
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """Record 0's release ``x₀ + σ g`` (the first row of the noisy rows :meth:`common_estimate` draws when

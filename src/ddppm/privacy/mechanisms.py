@@ -34,26 +34,27 @@ def classic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) -
 
 def analytic_gaussian_delta(sigma: float, eps: float, sensitivity: float = 1.0) -> float:
     """Exact δ of the Gaussian mechanism (Balle & Wang 2018, Theorem 8):
-    ``δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)``."""
-    from scipy.special import log_ndtr  # here, not at the top: most jobs that import this module never call it
-
-    a = sensitivity / (2 * sigma)
-    b = eps * sigma / sensitivity
-    first = np.exp(log_ndtr(a - b))
-    second = np.exp(eps + log_ndtr(-a - b))
-    return float(max(first - second, 0.0))
+    ``δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)``, computed as ``exp`` of
+    :func:`analytic_gaussian_log_delta` (``e^ε`` alone overflows from ε ≈ 709)."""
+    log_delta = analytic_gaussian_log_delta(sigma, eps, sensitivity)
+    return float(np.exp(log_delta)) if np.isfinite(log_delta) else 0.0
 
 
 def analytic_gaussian_log_delta(sigma: float, eps: float, sensitivity: float = 1.0) -> float:
     """``log δ`` of :func:`analytic_gaussian_delta`, accurate where δ underflows (δ = 1e-300 and below):
-    ``log Φ(a − b) + log1p(−e^{ε + log Φ(−a − b) − log Φ(a − b)})`` with ``a = Δ/(2σ)``, ``b = εσ/Δ``."""
+    ``log Φ(a − b) + log(−expm1(ε + log Φ(−a − b) − log Φ(a − b)))`` with ``a = Δ/(2σ)``, ``b = εσ/Δ``."""
     from scipy.special import log_ndtr
 
     a = sensitivity / (2 * sigma)
     b = eps * sigma / sensitivity
     first = log_ndtr(a - b)
-    ratio = np.exp(eps + log_ndtr(-a - b) - first)
-    return float(first + np.log1p(-ratio)) if ratio < 1 else -np.inf
+    log_ratio = eps + log_ndtr(-a - b) - first  # log of the second term over the first, never exponentiated above 0
+    return float(first + np.log(-np.expm1(log_ratio))) if log_ratio < 0 else -np.inf
+
+
+SAFE_SIDE = 1e-10
+"""How far below its target (relative) a calibrated δ lies: a σ from :func:`analytic_gaussian_sigma` never certifies
+more than the δ asked for, after the roundings of the compositions built on it."""
 
 
 def analytic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -88,7 +89,14 @@ def analytic_gaussian_sigma(eps: float, delta: float, sensitivity: float = 1.0) 
     log_sigma = brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12)
     if abs(gap(log_sigma)) > 1e-6:  # the two terms of δ no longer differ in double precision
         raise unreachable
-    return float(np.exp(log_sigma))
+    # brentq's root may lie a hair on the wrong side (δ above the target by ~1e-11 relative): step σ up until its δ
+    # is below the target with room (SAFE_SIDE) for the roundings of whatever composes it (1/σ, μ², √)
+    sigma, safe = float(np.exp(log_sigma)), target + np.log1p(-SAFE_SIDE)
+    for step in range(64):
+        if analytic_gaussian_log_delta(sigma, eps, sensitivity) <= safe:
+            return sigma
+        sigma *= 1 + 1e-13 * 2.0**step
+    raise unreachable
 
 
 def gaussian_release(value: Any, std: float, rng: Any) -> np.ndarray:

@@ -139,7 +139,7 @@ class Problem:
 
 
 def release_problem(n: int, d: int, parties: int, eps: float, delta: float, trust: str, k: int, *,
-                    standardize: bool | str, noise: str) -> Problem:  # fmt: skip
+                    standardize: bool | str, noise: str, mixed_units: bool = False) -> Problem:  # fmt: skip
     """The :class:`Problem` of a :class:`~ddppm.PrivatePCA` fit.
 
     Parameters
@@ -150,9 +150,13 @@ def release_problem(n: int, d: int, parties: int, eps: float, delta: float, trus
         The budget of the whole release and the trust granted.
     standardize
         The fit's ``standardize``: False means rows already in the unit ball (no private standardisation to
-        simulate); otherwise bounds are assumed :data:`ASSUMED_LOOSENESS` times too wide.
+        simulate); otherwise bounds are assumed :data:`ASSUMED_LOOSENESS` times too wide. ``"center"`` at k ≥ 2
+        on ``mixed_units`` allows only the methods that release a second moment (:mod:`ddppm.common_task.centring`).
     noise
         ``secure`` allows the certified methods that can draw secure noise, ``simulation`` every certified method.
+    mixed_units
+        Whether the declared bounds put the features in different units
+        (:func:`~ddppm.common_task.centring.mixed_units`).
 
     Returns
     -------
@@ -163,8 +167,12 @@ def release_problem(n: int, d: int, parties: int, eps: float, delta: float, trus
 
     if noise not in ("secure", "simulation"):
         raise ConfigError(f"noise: {noise!r} must be 'secure' or 'simulation'")
+    # a centred release beyond its first direction needs a method that releases a second moment: recoloured by the
+    # private scales, its minor directions in small-unit features survive the noise (ddppm.common_task.centring)
+    centred_rank = standardize == "center" and k > 1 and mixed_units
     allowed = tuple(name for name, m in common_task_methods().items()
-                    if m.privacy_column == "certified" and (noise != "secure" or m.secure_noise))  # fmt: skip
+                    if m.privacy_column == "certified" and (noise != "secure" or m.secure_noise)
+                    and (m.second_moment or not centred_rank))  # fmt: skip
     looseness = None if standardize is False else ASSUMED_LOOSENESS
     return Problem(n, d, parties, eps, delta, trust, k, looseness, allowed)
 

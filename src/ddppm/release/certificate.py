@@ -42,6 +42,12 @@ def composition_words(pure_dp: bool, eps: float, test_failure: float) -> str:
     return words
 
 
+STATISTICS_WORDS = {
+    "mean_on_bound": "mean on its declared bound (projected)",
+    "variance_on_floor": "variance on its public floor, the scale set by the noise, not the data",
+    "variance_on_bound": "variance cut to its largest possible value, the half-width squared (projected)",
+}
+
 NOISE_WORDS = {
     "secure": f"secure: {OPENDP_SAMPLER}; public randomness (starts) from numpy",
     "simulation": "simulation: numpy floating-point Gaussians; reproducible, NOT for releasing real data",
@@ -76,6 +82,9 @@ class Certificate:
     mu: float
     releases: tuple[dict[str, Any], ...]
     check: dict[str, Any] = field(default_factory=dict)
+    statistics: dict[str, list[int]] = field(default_factory=dict)
+    """The features whose released mean or variance was projected onto what the bounds allow, or raised to the
+    variances' public floor (:func:`~ddppm.common_task.preprocessing.projection_notes`): post-processing, no cost."""
 
     def __str__(self) -> str:
         """The certificate as a person reads it: the promise, its scope, and each release."""
@@ -87,6 +96,8 @@ class Certificate:
                  f"composition: {self.composition}: μ = {self.mu:.4g}"]  # fmt: skip
         lines += [f"  {r['stage']}: Δ = {r['sensitivity']:.4g}, σ = {r['sigma']:.4g}, × {r['count']}"
                   for r in self.releases]  # fmt: skip
+        lines += [f"released statistics: {STATISTICS_WORDS[key]}: features {features}"
+                  for key, features in self.statistics.items()]  # fmt: skip
         check = self.check
         lines.append(f"OpenDP's map: ρ = {check['opendp_rho']:.6g} (ours μ²/2 = {check['rho_from_mu']:.6g}, "
                      f"{'agrees' if check['agrees'] else 'DISAGREES'}); its own δ at ε: {check['opendp_delta']:.3g}")

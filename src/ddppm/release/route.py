@@ -11,11 +11,21 @@ from typing import Any
 import numpy as np
 
 from ddppm.common_task.budget import split_budget
+from ddppm.common_task.centring import (  # noqa: F401 (raw_units: the route's public name too)
+    method_estimate,
+    raw_units,
+    recolours,
+    record_scales,
+    released_units,
+)
 from ddppm.common_task.preprocessing import (
     PreprocessingPlan,
+    coordinate_bound,
+    floor_of,
     preprocessing_noise,
     preprocessing_party,
     private_statistics,
+    projection_notes,
     standardise_rows,
 )
 from ddppm.common_task.raw_records import STREAM, RawRecords, calibrate_end_to_end
@@ -69,7 +79,8 @@ def release_certificate(method: Any, choice: str, trust: str, noise_mode: str, p
 def draw_release(records: RawRecords, method: Any, k: int, eps: float, delta: float, options: dict[str, Any],
                  standardize: bool | str, noise: str, seed: int) -> dict[str, Any]:  # fmt: skip
     """The raw-records route of the bench (module docstring): the public preparation, the private statistics
-    (their party's), the rows standardised with them, the method calibrated to what is left and its estimate.
+    (their party's), the rows standardised with them, the method calibrated to what is left and its estimate;
+    ``standardize="center"``: the same, recoloured by the private scales (:mod:`ddppm.common_task.centring`).
     Run 0 of the bench's streams for ``seed`` (:func:`~ddppm.common_task.raw_records.raw_records_runs`); ``noise``
     ``secure`` draws every Gaussian from OpenDP (:class:`~ddppm.release.noise.SecureNoise`)."""
     n, d = records.X.shape
@@ -80,23 +91,25 @@ def draw_release(records: RawRecords, method: Any, k: int, eps: float, delta: fl
         pre_rng, method_rng = SecureNoise(pre_rng), SecureNoise(method_rng)
     limit = delta * (1 - SECURE_MARGIN) if noise == "secure" else delta
     Z = prepare_public(records.X, records.bounds, records.normalization)
-    release_noise = None
+    release_noise, box, released, statistics = None, None, None, {}
+    recolour = recolours(method, standardize, records.bounds)
     if party == "none":  # not centred: rows are the records over the public row-norm bound
-        rows, mean, scale = Z, np.zeros(d), np.full(d, records.bounds.row_scale)
+        rows = Z
     else:
-        plan = PreprocessingPlan(scale=standardize is True)
+        plan = PreprocessingPlan(scale=standardize is True or recolour)
         release_noise = preprocessing_noise(plan, split_budget(eps, limit, plan.share).mu_pre, d,
                                             records.party_count(party), n)  # fmt: skip
         widths = (records.bounds.upper - records.bounds.lower) / 2
         boxed, released, box = private_statistics(Z, release_noise, plan, pre_rng, overwrite=True, widths=widths)
         rows = standardise_rows(boxed, released, plan, overwrite=True)  # Z is ours: prepared above, used once
-        offset, unit = raw_units(records.bounds, box, d, common=not plan.scale)
-        mean = offset + unit * released.mean
-        scale = unit * (np.sqrt(released.variance) if released.variance is not None else 1.0)
+        bound = coordinate_bound(d, None if plan.scale else widths, box)
+        statistics = projection_notes(released, bound, floor_of(release_noise, plan, n) if plan.scale else 0.0)
+    mean, scale = released_units(records.bounds, box, released, d, standardize)
     task = CommonTask(rows, records.parts, k, records.W, records.consensus)
     own, row = calibrate_end_to_end(method, task, eps, limit, release_noise, options)
-    V = method.common_estimate(task, own, [method_rng], options)[0]
-    return {"V": V, "mean": mean, "scale": scale,
+    scales = record_scales(records.bounds, box, released.variance) if recolour else None
+    V = method_estimate(method, task, own, [method_rng], options, scales)[0]
+    return {"V": V, "mean": mean, "scale": scale, "statistics": statistics,
             "privacy": {"row": row, "own": own, "noise": release_noise, "party": party}}  # fmt: skip
 
 
@@ -124,20 +137,3 @@ def parties_records(X: np.ndarray, parts: tuple[np.ndarray, ...], bounds: Any, s
     W = parties_mixing_matrix(len(parts), options["topology"], seed=0)
     normalization = "scale" if standardize is False else "standardize"
     return RawRecords(X, parts, W, int(options["consensus"]), bounds, normalization)
-
-
-def raw_units(bounds: Any, box: Any, d: int, common: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """``(A, B)`` with the rows the sums see equal to ``(x − A)/B`` per feature, in the records' units: the public
-    preparation ``(x − c)/(h√d)`` (c, h: the bounds' midpoint and half-width), then, when a private box ran, its
-    ``(z − mid)/(half·√d)``: ``B = H√d`` with H the box's half-widths in the records' units. ``common`` (centring
-    only, :func:`~ddppm.common_task.preprocessing.common_scale`): one B for every feature, the box's half-diagonal
-    ``‖H‖``."""
-    centre, half_width = (bounds.lower + bounds.upper) / 2, (bounds.upper - bounds.lower) / 2
-    if box is None:
-        offset, unit = centre, half_width * np.sqrt(d)
-    else:
-        mid, half = (box.lower + box.upper) / 2, (box.upper - box.lower) / 2
-        offset, unit = centre + half_width * np.sqrt(d) * mid, half_width * half * d
-    if common:
-        unit = np.full(d, np.linalg.norm(unit) / np.sqrt(d))
-    return offset, unit

@@ -141,13 +141,14 @@ class Alone:
         return [self.holder.answer(step, message)]
 
 
-def stream_route(holder: StreamingHolder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def stream_route(holder: StreamingHolder) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, list[int]]]:
     """The release's route (:func:`~ddppm.federation.coordinator.coordinate`) over the holder's passes: the
-    components (d × k), the mean and the scale in the records' units."""
+    components (d × k), the mean and the scale in the records' units, and the features whose statistics sit on a
+    bound or the floor (:attr:`~ddppm.release.certificate.Certificate.statistics`)."""
     from ddppm.federation.coordinator import coordinate
 
     release = coordinate(Alone(holder), holder.agreement, holder.public.d)
-    return release.components.T, release.mean, release.scale
+    return release.components.T, release.mean, release.scale, release.certificate.statistics
 
 
 def streaming_methods() -> list[str]:

@@ -39,11 +39,18 @@ class LocalPCAOnCommonTask(CommonTaskMethod):
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         return single_release(eps, delta_limit, release_sensitivity("upper_triangle", options["adjacency"]))
 
+    second_moment: ClassVar[bool] = True
+
     def common_estimate(
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
+        return top_k(self.common_second_moment(task, calibrated, rngs, options), task.k)
+
+    def common_second_moment(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator],
+                             options: dict[str, Any]) -> np.ndarray:  # fmt: skip
+        """The users' averaged releases ``S + Z̄`` (:func:`~.mechanism.aggregated_release`)."""
         sigma, S = float(calibrated.params["sigma"]), task.gram / task.n
-        return top_k(np.stack([aggregated_release(S, task.n, sigma, rng) for rng in rngs]), task.k)
+        return np.stack([aggregated_release(S, task.n, sigma, rng) for rng in rngs])
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """Record 0's release, the upper triangle of ``x₀x₀ᵀ + σ Z`` (Algorithm 1 line 2; the first user of

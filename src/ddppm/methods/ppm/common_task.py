@@ -209,11 +209,19 @@ class AnalyzeGaussOnCommonTask(CommonTaskMethod):
             eps, delta_limit, {"sigma": sigma, "sensitivity": delta}, [GaussianRelease(delta, sigma * delta)]
         )
 
+    second_moment: ClassVar[bool] = True
+
     def common_estimate(
         self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator], options: dict[str, Any]
     ) -> np.ndarray:
         p = calibrated.params
         return analyze_gauss(task.gram, task.k, float(p["sigma"]), float(p["sensitivity"]), list(rngs))
+
+    def common_second_moment(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator],
+                             options: dict[str, Any]) -> np.ndarray:  # fmt: skip
+        """``XᵀX + E`` per generator, E drawn as :func:`analyze_gauss` draws it."""
+        scale = float(calibrated.params["sensitivity"]) * float(calibrated.params["sigma"])
+        return np.stack([symmetric_release(task.gram, scale, rng) for rng in rngs])
 
     def common_view(self, task: CommonTask, calibrated: Calibrated, rngs: Sequence[np.random.Generator]) -> np.ndarray:
         """The curator's release: the upper triangle of ``XᵀX + E`` (:func:`analyze_gauss` draws E the same way)."""
