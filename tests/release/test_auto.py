@@ -85,13 +85,15 @@ AG, CAPE, CONV = ("analyze_gauss", 0.30, 1200, 1), ("cape", 0.31, 20, 2), ("conv
 
 def test_a_tie_is_simulated_again_at_the_other_gaps_among_the_tied_members_only() -> None:
     calls: list[dict] = []
-    tables = {2.0: _table([CAPE, AG]), 1.5: _table([AG]), 4.0: _table([AG, CAPE])}
+    tables = {2.0: _table([CAPE, AG]), 1.5: _table([AG]), 4.0: _table([AG, CAPE]), 16.0: _table([AG]),
+              64.0: _table([AG, CAPE])}  # fmt: skip
     choice = auto.simulate_choice(PROBLEM, fake_advisor(tables, calls))
-    assert (choice.method, choice.decided_by) == ("analyze_gauss", "gaps")  # competitive at 3 gaps, cape at 2
-    assert [c["gap"] for c in calls] == [2.0, 1.5, 4.0] and sorted(GAPS) == [1.5, 2.0, 4.0]
+    assert (choice.method, choice.decided_by) == ("analyze_gauss", "gaps")  # competitive at 5 gaps, cape at 3
+    assert [c["gap"] for c in calls] == [2.0, 1.5, 4.0, 16.0, 64.0] and sorted(GAPS) == [1.5, 2.0, 4.0, 16.0, 64.0]
     assert calls[0]["methods"] == list(PROBLEM.methods) and len(PROBLEM.methods) > 2
     assert all(c["methods"] == ["cape", "analyze_gauss"] for c in calls[1:])
     assert [a["members"] for a in choice.gap_answers] == [["cape", "analyze_gauss"], ["analyze_gauss"],
+                                                          ["analyze_gauss", "cape"], ["analyze_gauss"],
                                                           ["analyze_gauss", "cape"]]  # fmt: skip
 
 
@@ -103,8 +105,9 @@ def test_a_separated_answer_needs_no_other_gap() -> None:
 
 def test_a_gap_where_no_member_beats_chance_counts_for_every_member_and_trust_fit_decides() -> None:
     """Cape is left out at gap 1.5, where no member beats chance: that gap tells nothing, so both are competitive
-    at three gaps, and at a curator's trust the method built for it wins (the issue's defect: not cape)."""
-    tables = {2.0: _table([CAPE, AG, CONV]), 1.5: _table([AG, CONV], beats_chance=False), 4.0: _table([CONV, CAPE, AG])}
+    at every gap, and at a curator's trust the method built for it wins (the issue's defect: not cape)."""
+    tables = {2.0: _table([CAPE, AG, CONV]), 1.5: _table([AG, CONV], beats_chance=False), 4.0: _table([CONV, CAPE, AG]),
+              16.0: _table([AG, CAPE, CONV]), 64.0: _table([CONV, AG, CAPE])}  # fmt: skip
     choice = auto.simulate_choice(PROBLEM, fake_advisor(tables, []))
     assert (choice.method, choice.decided_by) == ("analyze_gauss", "trust fit")
 
@@ -293,13 +296,14 @@ def test_entries_are_written_atomically_and_an_unwritable_directory_only_costs_t
 def test_the_certificate_states_the_rule_the_gaps_the_set_the_deciding_step_and_the_source(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    tables = {2.0: _table([CAPE, AG, CONV]), 1.5: _table([AG, CONV]), 4.0: _table([AG])}
+    tables = {2.0: _table([CAPE, AG, CONV]), 1.5: _table([AG, CONV]), 4.0: _table([AG]), 16.0: _table([AG]),
+              64.0: _table([AG, CONV])}  # fmt: skip
     monkeypatch.setattr("ddppm.studies.advisor.advise", fake_advisor(tables, []))
     model = PrivatePCA(1, 5.0, 1e-5, BOUNDS, trust="central", noise="simulation", random_state=0).fit(X)
     words = model.privacy_.method_choice
     assert model.privacy_.method == "analyze_gauss"
     assert words.startswith("auto: ddppm advise's simulation at the public parameters (n=300, d=4, parties=1")
-    assert "no data read" in words and f"rule {auto.RULE}" in words and "{1.5, 2, 4}" in words
+    assert "no data read" in words and f"rule {auto.RULE}" in words and "{1.5, 2, 4, 16, 64}" in words
     assert "gap 2: cape, analyze_gauss, conventional (10 data sets); gap 1.5: analyze_gauss, conventional" in words
     assert "competitive set at gap 2: cape 0.310 [0.300, 0.320], analyze_gauss 0.300" in words
     assert "chose analyze_gauss, decided by: gaps" in words and words.endswith("computed by this fit (now cached)")

@@ -25,13 +25,9 @@ SHAPES = {"diabetes": (442, 10, 4), "breast_cancer": (569, 30, 4), "wine": (178,
 """The bench data sets' public shapes: rows, features, parties (the common task's configuration)."""
 DELTA = 1e-5
 """The bench's δ (README: "(ε, δ = 10⁻⁵)-DP")."""
-DISAGREEMENTS = {
-    ("breast_cancer", "central"): (
-        "auto names dp_pca: in the simulation (n=569, d=30, 4 parties, ε=5, 20 data sets per gap) dp_pca is "
-        "competitive at gaps 1.5, 2 and 4 and analyze_gauss not at gap 4 (dp_pca 0.716 [0.630, 0.802], "
-        "analyze_gauss 0.860); on the real records the bench separates analyze_gauss 0.206 [0.185, 0.227]"
-    ),
-}
+DISAGREEMENTS: dict[tuple[str, str], str] = {}
+# Rule auto/1 named dp_pca on Breast Cancer at a curator's trust (competitive at gaps 1.5, 2 and 4, analyze_gauss
+# not at gap 4); rule auto/2's gaps 16 and 64 separate them and it names the bench's winner, analyze_gauss.
 """The (data set, trust level) points where the rule's answer is not in the bench's set, and why."""
 
 
