@@ -3,7 +3,7 @@ diffprivlib's PCA at equal ε (docs/release.md).
 
     .venv/bin/python benchmarks/bench_release.py                  # n ∈ {1e4, 1e5, 1e6}, d ∈ {10, 100}
     .venv/bin/python benchmarks/bench_release.py --n 10000 --d 10 --repeats 3
-    .venv/bin/python benchmarks/bench_release.py --target centred --eps 1 2 5 --n 10000 --d 10
+    .venv/bin/python benchmarks/bench_release.py --target centred --eps 1 2 5 --n 10000 --d 10 --k 1 2
 
 ``--target centred``: the features get unequal spreads (standard deviations from 1 to 30, so the centred and the
 standardised PCA differ), ours runs ``standardize="center"``, and both are measured against scikit-learn's ``PCA``
@@ -15,7 +15,7 @@ Data: n raw records ``N(50, C)`` with C a correlation matrix (every feature of v
 diffprivlib (which centres but does not scale) aims at the same target. Declared bounds: 50 ± 8 on every feature
 (twice the data's ± 4 sd; public, from the simulation's design, not the records). ε = 1 for one replaced record,
 δ = 1e-9 for ours (below 1/n at every n); diffprivlib is pure ε: ``PCA(epsilon=ε/2)``, whose ε counts a replacement
-twice (docs/peers.md), ``bounds`` the same box, ``data_norm`` its half-diagonal 8√d. k = 2. Error
+twice (docs/peers.md), ``bounds`` the same box, ``data_norm`` its half-diagonal 8√d. k = 2 (``--k``). Error
 ‖V̂V̂ᵀ − VVᵀ‖_F/√(2k) against the PCA of the standardised records; chance √(1 − k/d).
 
 Ours: ``PrivatePCA(method="analyze_gauss", noise="secure")`` (a curator; range-shrinking private standardisation,
@@ -85,18 +85,18 @@ def records(n: int, d: int, seed: int = 0, centred: bool = False) -> np.ndarray:
     return 50.0 + (rng.standard_normal((n, d)) @ factor.T) * spreads(d, centred)
 
 
-def target(X: np.ndarray, centred: bool = False) -> np.ndarray:
-    """The top-K principal directions (d × K): of the standardised records, or (``centred``) of the centred records
+def target(X: np.ndarray, centred: bool = False, k: int = K) -> np.ndarray:
+    """The top-k principal directions (d × k): of the standardised records, or (``centred``) of the centred records
     in their own units, as scikit-learn's ``PCA`` computes them."""
     if centred:
-        return PCA(K).fit(X).components_.T
+        return PCA(k).fit(X).components_.T
     Z = (X - X.mean(axis=0)) / X.std(axis=0)
     _, vectors = np.linalg.eigh(Z.T @ Z)
-    return vectors[:, ::-1][:, :K]
+    return vectors[:, ::-1][:, :k]
 
 
-def diffprivlib_runs(X: np.ndarray, repeats: int, budget: float, eps: float = EPS,
-                     half: np.ndarray | None = None) -> tuple[list[np.ndarray], list[float]]:  # fmt: skip
+def diffprivlib_runs(X: np.ndarray, repeats: int, budget: float, eps: float = EPS, half: np.ndarray | None = None,
+                     k: int = K) -> tuple[list[np.ndarray], list[float]]:  # fmt: skip
     """diffprivlib's components (k × d) and fit times, in the peers' environment; none if its sampler has not
     answered within ``budget`` seconds (its Bingham sampler can take far longer: docs/peers.md). ``half``: the
     box's half-widths around 50 (default :data:`HALF` on every feature)."""
@@ -105,7 +105,7 @@ def diffprivlib_runs(X: np.ndarray, repeats: int, budget: float, eps: float = EP
         path = Path(folder) / "X.npy"
         np.save(path, X)
         try:
-            done = subprocess.run([str(PEER_PYTHON), "-c", DIFFPRIVLIB, str(path), str(eps), str(K), str(repeats),
+            done = subprocess.run([str(PEER_PYTHON), "-c", DIFFPRIVLIB, str(path), str(eps), str(k), str(repeats),
                                    json.dumps(half.tolist())], capture_output=True, text=True, check=True,
                                   timeout=budget)  # fmt: skip
         except subprocess.TimeoutExpired:
@@ -114,34 +114,36 @@ def diffprivlib_runs(X: np.ndarray, repeats: int, budget: float, eps: float = EP
     return [np.asarray(c) for c in out["components"]], out["seconds"]
 
 
-def point(n: int, d: int, repeats: int, budget: float, eps: float = EPS, centred: bool = False) -> dict[str, float]:
-    """Times and mean errors at one (n, d, ε)."""
+def point(n: int, d: int, repeats: int, budget: float, eps: float = EPS, centred: bool = False,
+          k: int = K) -> dict[str, float]:  # fmt: skip
+    """Times and mean errors at one (n, d, ε, k)."""
     X = records(n, d, centred=centred)
     half = HALF * spreads(d, centred)
     X = np.clip(X, 50 - half, 50 + half)  # the target is the PCA of the records the bounds keep
-    V = target(X, centred)
+    V = target(X, centred, k)
     bounds = {"source": "the simulation's design: 50 ± 8 sd (twice ± 4 sd)",
               "features": np.column_stack([50 - half, 50 + half]).tolist()}  # fmt: skip
     standardize = "center" if centred else True
     sk_std, sk, ours_s, ours_err = [], [], [], []
     for repeat in range(repeats):
         start = time.perf_counter()
-        PCA(K).fit(StandardScaler().fit_transform(X))
+        PCA(k).fit(StandardScaler().fit_transform(X))
         sk_std.append(time.perf_counter() - start)
         start = time.perf_counter()
-        PCA(K).fit(X)
+        PCA(k).fit(X)
         sk.append(time.perf_counter() - start)
         start = time.perf_counter()
-        model = PrivatePCA(K, eps, DELTA, bounds, method="analyze_gauss", standardize=standardize,
+        model = PrivatePCA(k, eps, DELTA, bounds, method="analyze_gauss", standardize=standardize,
                            random_state=repeat).fit(X)  # fmt: skip
         ours_s.append(time.perf_counter() - start)
         ours_err.append(float(subspace_error(model.components_.T, V)))
-    peers, peer_s = diffprivlib_runs(X, repeats, budget, eps, half)
+    peers, peer_s = diffprivlib_runs(X, repeats, budget, eps, half, k)
     peer_err = [float(subspace_error(c.T, V)) for c in peers]
-    return {"n": n, "d": d, "eps": eps, "sklearn_std_s": min(sk_std), "sklearn_s": min(sk), "ours_s": min(ours_s),
+    return {"n": n, "d": d, "eps": eps, "k": k, "sklearn_std_s": min(sk_std), "sklearn_s": min(sk),
+            "ours_s": min(ours_s),
             "diffprivlib_s": min(peer_s, default=np.nan), "ours_error": float(np.mean(ours_err)),
             "diffprivlib_error": float(np.mean(peer_err)) if peer_err else np.nan,
-            "chance": chance_error(d, K)}  # fmt: skip
+            "chance": chance_error(d, k)}  # fmt: skip
 
 
 def main() -> None:
@@ -152,24 +154,26 @@ def main() -> None:
     parser.add_argument("--target", choices=["standardised", "centred"], default="standardised",
                         help="the standardised PCA (ours: standardize=True) or scikit-learn's centred PCA (ours: "
                              "standardize='center'; features of unequal spread)")  # fmt: skip
+    parser.add_argument("--k", type=int, nargs="+", default=[K], help="ranks released (the records' spike has 2)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peer-budget", type=float, default=120.0, help="seconds diffprivlib may take per point")
     parser.add_argument("--warm", type=float, default=12.0, help="GB of memory to touch once before timing")
     args = parser.parse_args()
     np.ones(int(args.warm * 2**30) // 8).sum()  # module docstring: back the pages before any timing
     centred = args.target == "centred"
-    print(f"target: the {args.target} PCA; ours: δ = {DELTA:g}, diffprivlib: pure; k = {K}, secure noise; times: "
+    print(f"target: the {args.target} PCA; ours: δ = {DELTA:g}, diffprivlib: pure; secure noise; times: "
           f"best of {args.repeats}; errors: mean of {args.repeats}")
-    print(f"{'n':>9} {'d':>4} {'ε':>4} | {'sklearn std+PCA':>15} {'PCA':>7} {'ours':>7} {'ratio':>6} "
+    print(f"{'n':>9} {'d':>4} {'ε':>4} {'k':>2} | {'sklearn std+PCA':>15} {'PCA':>7} {'ours':>7} {'ratio':>6} "
           f"{'diffprivlib':>11} | {'ours err':>8} {'dpl err':>8} {'chance':>6}  verdict", flush=True)
-    for d, n, eps in ((d, n, eps) for d in args.d for n in args.n for eps in args.eps):
-        p = point(n, d, args.repeats, args.peer_budget, eps, centred)
+    for d, n, eps, k in ((d, n, eps, k) for d in args.d for n in args.n for eps in args.eps for k in args.k):
+        p = point(n, d, args.repeats, args.peer_budget, eps, centred, k)
         both_beat = p["ours_error"] < p["chance"] and p["diffprivlib_error"] < p["chance"]
         verdict = ("ours lower" if p["ours_error"] < p["diffprivlib_error"] else "diffprivlib lower") if (
             both_beat) else "not both below chance"
         if np.isnan(p["diffprivlib_error"]):
             verdict = f"diffprivlib gave no answer within {args.peer_budget:g} s"
-        print(f"{n:>9} {d:>4} {eps:>4g} | {p['sklearn_std_s']:>14.2f}s {p['sklearn_s']:>6.2f}s {p['ours_s']:>6.2f}s "
+        print(f"{n:>9} {d:>4} {eps:>4g} {k:>2} | {p['sklearn_std_s']:>14.2f}s {p['sklearn_s']:>6.2f}s "
+              f"{p['ours_s']:>6.2f}s "
               f"{p['ours_s'] / p['sklearn_std_s']:>5.1f}× {p['diffprivlib_s']:>10.2f}s | {p['ours_error']:>8.3f} "
               f"{p['diffprivlib_error']:>8.3f} {p['chance']:>6.3f}  {verdict}", flush=True)
 

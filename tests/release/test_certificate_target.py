@@ -108,3 +108,16 @@ def test_a_fit_certifies_at_most_its_delta_and_what_the_grid_computes(name: str,
     assert model.privacy_.delta <= 1e-6
     assert model.privacy_.delta == _certified(common_task_methods()[name], (342,), 4, 1, eps, 1e-6, "simulation",
                                               True).delta  # fmt: skip
+
+
+@pytest.mark.parametrize("eps", [700.0, 702.0, 708.0, 709.9, 720.0, 745.0, 800.0])
+@pytest.mark.parametrize("delta", [1e-6, 1e-9])
+def test_a_tested_methods_own_calibration_meets_delta_where_e_to_the_eps_overflows(eps: float, delta: float) -> None:
+    """Cai, Xia & Zha's test fails with probability β = share·δ/(1 + e^ε): subnormal from ε ≈ 702, and e^ε itself
+    overflows from 709.8 (δ = inf, a refusal, before). Calibrated at (ε, δ) directly, as without standardisation."""
+    method = common_task_methods()["cai_xia_zha"]
+    task = CommonTask.shape_only((300,), 6, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        own = method.common_calibrate(task, eps, delta, METHOD_OPTIONS)
+    assert own.delta <= delta and np.isfinite(own.params["gap_quantile"]) == (own.test_failure > 0)

@@ -77,7 +77,9 @@ def failure_delta(eps: float, test_failure: float) -> float:
     ``(1 + e^ε)·test_failure``. The mechanism differs from a GDP one (the same with noise for the true distance)
     only where the test fails, an event of probability ≤ ``test_failure`` under X and under X′: coupling both
     sides costs it once, and once more times ``e^ε`` (docs/common_task.md, Cai, Xia & Zha)."""
-    return float((1.0 + np.exp(eps)) * test_failure) if test_failure > 0 else 0.0
+    if test_failure <= 0:
+        return 0.0
+    return float(np.exp(np.log(test_failure) + np.logaddexp(0.0, eps)))  # e^ε alone overflows from ε ≈ 709
 
 
 def certified(

@@ -74,11 +74,13 @@ def pure_method_eps(eps: float, delta: float, mu_pre: float) -> float:
         raise PrivacyError(f"the preprocessing alone (μ = {mu_pre:.4g}) exceeds δ = {delta:g} at ε = {eps:g}")
     if excess(eps) <= 0:
         return float(eps)
+    if excess(0.0) > -SAFE_SIDE * delta:
+        raise PrivacyError(f"the preprocessing alone (μ = {mu_pre:.4g}) uses all of δ = {delta:g} at ε = {eps:g}")
     eps_m = float(brentq(excess, 0.0, eps, xtol=1e-13, rtol=1e-13))
     for step in range(64):  # brentq's root may be a hair above δ: step down to SAFE_SIDE below it (as the Gaussian's)
         if excess(eps_m) <= -SAFE_SIDE * delta:
             return eps_m
-        eps_m *= 1 - 1e-13 * 2.0**step
+        eps_m = max(0.0, eps_m - 1e-13 * 2.0**step * eps)
     raise PrivacyError(f"no pure ε_m below ε = {eps:g} meets δ = {delta:g} after the preprocessing (μ = {mu_pre:.4g})")
 
 

@@ -160,7 +160,8 @@ def raw_records_runs(
                                                range(first_draw, first_draw + draws), seed, group_plan, dataset,
                                                recolour)  # fmt: skip
             for k in ranks:
-                # added draws rank methods; the price is measured once (the common scale's, where centring only)
+                # added draws rank methods; the price is measured once (where centring only, on the common scale's
+                # draws: a party whose methods are all recoloured, Wang & Xu's individuals on mixed units, has none)
                 if noise is not None and first_draw == 0 and not recolour:
                     frames.append(_preprocessing_only(targets[k], tasks, k, party, per_draw, dataset, setting, eps,
                                                       limit))  # fmt: skip

@@ -102,8 +102,12 @@ class CaiXiaZhaPCA(RegisteredMethod, CommonTaskMethod):
     def common_calibrate(self, task: CommonTask, eps: float, delta_limit: float, options: dict[str, Any]) -> Calibrated:
         from scipy.stats import norm
 
-        # 1/(1 + e^ε), and e^−ε where e^ε overflows (ε > 709; the two agree to 1e-304 from ε = 700)
-        failure = FAILURE_SHARE * delta_limit * (1.0 / (1.0 + np.exp(eps)) if eps < 700 else np.exp(-eps))
+        # β = share·δ/(1 + e^ε), in logs (e^ε overflows from ε ≈ 709). Where β is below the smallest normal double
+        # its rounding would raise the certified (1 + e^ε)·β above the share: the test is skipped instead (β = 0,
+        # an infinite quantile: the cap, which holds for every pair, always applies), which costs no δ
+        failure = float(np.exp(np.log(FAILURE_SHARE * delta_limit) - np.logaddexp(0.0, eps)))
+        if failure < np.finfo(float).tiny:
+            failure = 0.0
         mu = gdp_mu(eps, (1.0 - FAILURE_SHARE) * delta_limit)
         spectral = release_sensitivity("power_step", options["adjacency"], block=1)
         gap_sensitivity = 2.0 * spectral

@@ -75,9 +75,11 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
         Whom the record holders trust: a curator, an aggregator that sees only sums, or no one.
     method : str
         A method of the common task (``ddppm.available_methods()``), or ``"auto"``: the advisor's choice from
-        public parameters only (n, d, parties, ε, δ, trust, k; :func:`ddppm.studies.advisor.advise`).
+        public parameters only (n, d, parties, ε, δ, trust, k, and whether the declared bounds put the features in
+        mixed units; :func:`ddppm.studies.advisor.advise`).
     standardize : {True, "center", False}
-        Centre and scale privately, centre privately only, or neither (directions of the second moment).
+        Centre and scale privately (the standardised PCA); the centred PCA in the records' units, scikit-learn's
+        (:mod:`ddppm.common_task.centring`); or neither (directions of the second moment).
     random_state : int or None
         Seeds the public randomness (and, with ``noise="simulation"``, the noise). Secure noise is never seeded.
     noise : {"secure", "simulation"}
