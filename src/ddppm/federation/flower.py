@@ -318,8 +318,11 @@ class FlowerTransport:
                 pending.discard(reply.metadata.reply_to_message_id)
             if pending and time.monotonic() > deadline:
                 silent = [self.names[ids.index(i)] for i in pending]
-                raise PartyFailed(silent[0], step_name or step, f"{silent} did not answer within {self.timeout:g} s "
-                                  "(dead, or the connection dropped)")  # fmt: skip
+                failed = PartyFailed(silent[0], step_name or step, f"{silent} did not answer within {self.timeout:g} "
+                                     "s (dead, or the connection dropped)")  # fmt: skip
+                if step != "hello":  # a reply lost when another party's node died: name the party that is gone
+                    self.ask("hello", {}, step_name=step_name or step)
+                raise failed
             if pending:
                 time.sleep(POLL_SECONDS)
         ordered = [replies[i] for i in ids]
