@@ -36,7 +36,7 @@ that box, so that loose declared bounds cost little (docs/bounds.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -200,12 +200,14 @@ def preprocessing_noise(
 @dataclass(frozen=True)
 class Released:
     """What the preprocessing releases, post-processed: the mean ``mean``, (when scaling) the floored variances
-    ``variance`` (None: centre only) and the clipping ``radius`` R of the centred (and scaled) rows (None: the
-    plan's fixed radius, :meth:`PreprocessingPlan.fixed_radius`)."""
+    ``variance`` (None: centre only), the clipping ``radius`` R of the centred (and scaled) rows (None: the
+    plan's fixed radius, :meth:`PreprocessingPlan.fixed_radius`) and, where :func:`admissible_statistics` made
+    them, the features it ``projected`` (:func:`projection_notes`)."""
 
     mean: np.ndarray
     variance: np.ndarray | None
     radius: float | None = None
+    projected: dict[str, list[int]] = field(default_factory=dict)
 
 
 def coordinate_bound(d: int, widths: np.ndarray | None = None, box: PrivateBox | None = None) -> np.ndarray:
@@ -230,9 +232,8 @@ def admissible_statistics(mean_hat: np.ndarray, variance_hat: np.ndarray | None,
     and their variance is at most ``b_j²`` (Popoviciu: a variance of values in an interval of half-width b is at
     most b²). The variances are first raised to the public ``floor``; where the floor exceeds ``b_j²``, ``b_j²``."""
     mean = np.clip(mean_hat, -bound, bound)
-    if variance_hat is None:
-        return Released(mean, None)
-    return Released(mean, np.minimum(np.maximum(variance_hat, floor), bound**2))
+    variance = None if variance_hat is None else np.minimum(np.maximum(variance_hat, floor), bound**2)
+    return Released(mean, variance, projected=projection_notes(Released(mean, variance), bound, floor))
 
 
 def projection_notes(released: Released, bound: np.ndarray, floor: float) -> dict[str, list[int]]:
@@ -266,13 +267,6 @@ def release_statistics(
     return admissible_statistics(mean_hat, squares_hat - mean_hat**2, bound, floor_of(noise, plan, n))
 
 
-def row_radius(released: Released, plan: PreprocessingPlan, d: int) -> float:
-    """The clipping radius R the rows are divided by: the released one, or the plan's fixed one."""
-    if released.radius is not None:
-        return float(released.radius)
-    return plan.fixed_radius(d, scaled=released.variance is not None)
-
-
 def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan, overwrite: bool = False) -> np.ndarray:
     """Each row centred at the released mean (and divided by the released standard deviations), divided by the
     clipping radius R (:attr:`Released.radius`, or the plan's fixed one), then clipped to the unit ball: row i
@@ -280,7 +274,9 @@ def standardise_rows(Z: np.ndarray, released: Released, plan: PreprocessingPlan,
     rows = np.subtract(np.asarray(Z, float), released.mean, out=Z if overwrite else None)
     if released.variance is not None:  # in place below: the same operations, without the temporaries
         rows /= np.sqrt(released.variance)
-    radius = row_radius(released, plan, rows.shape[1])
+    radius = released.radius
+    if radius is None:
+        radius = plan.fixed_radius(rows.shape[1], scaled=released.variance is not None)
     if radius != 1.0:
         rows /= radius
     norms = row_norms(rows)[:, None]

@@ -26,7 +26,7 @@ import numpy as np
 
 from ddppm.common_task.centring import recoloured_top_k
 from ddppm.common_task.clip_radius import choose_radius
-from ddppm.common_task.preprocessing import PrivateBox, Released, admissible_statistics, projection_notes
+from ddppm.common_task.preprocessing import PrivateBox, Released, admissible_statistics
 from ddppm.common_task.range_finding import shrink_intervals
 from ddppm.core.errors import ConfigError
 from ddppm.federation.agreement import Agreement
@@ -117,7 +117,7 @@ def coordinate(transport: Any, agreement: Agreement, d: int) -> FederatedRelease
     else:
         V = protocol.federated_estimate(asking, public, message)
     mean, scale = public.units(box, released)
-    statistics = {} if released is None else projection_notes(released, _bound(public, box), _floor(public))
+    statistics = {} if released is None else released.projected
     own, row = public.calibration
     certificate = release_certificate(public.method, "named by the user", agreement.trust, agreement.noise,
                                       public.parties, agreement.n, d, public.k, float(agreement.epsilon),
@@ -152,14 +152,6 @@ class _Asking:
         return self.transport.each(step, {**message, "agreement": self.stamp})
 
 
-def _bound(public: PublicRelease, box: PrivateBox | None) -> np.ndarray:
-    return coordinate_bounds(public, None if box is None else (box.lower, box.upper))
-
-
-def _floor(public: PublicRelease) -> float:
-    return variance_floor(public) if public.plan.scale else 0.0
-
-
 def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, Released | None]:
     """The private box, the released statistics and the radius, from the parties' summed releases."""
     noise, plan, n, d = public.noise, public.plan, public.agreement.n, public.d
@@ -176,7 +168,8 @@ def _preprocessing(ask: Any, public: PublicRelease) -> tuple[PrivateBox | None, 
     sums = ask("sums", {"lower": lower, "upper": upper})
     mean_hat = sums[:d] / n
     variance_hat = sums[d:] / n - mean_hat**2 if plan.scale else None
-    released = admissible_statistics(mean_hat, variance_hat, _bound(public, box), _floor(public))
+    bound = coordinate_bounds(public, None if box is None else (box.lower, box.upper))
+    released = admissible_statistics(mean_hat, variance_hat, bound, variance_floor(public) if plan.scale else 0.0)
     mean, variance = released.mean, released.variance
     if noise.radius_searched:
         radii = radius_candidates(public, mean, variance)

@@ -20,12 +20,9 @@ from ddppm.common_task.centring import (  # noqa: F401 (raw_units: the route's p
 )
 from ddppm.common_task.preprocessing import (
     PreprocessingPlan,
-    coordinate_bound,
-    floor_of,
     preprocessing_noise,
     preprocessing_party,
     private_statistics,
-    projection_notes,
     standardise_rows,
 )
 from ddppm.common_task.raw_records import STREAM, RawRecords, calibrate_end_to_end
@@ -102,8 +99,7 @@ def draw_release(records: RawRecords, method: Any, k: int, eps: float, delta: fl
         widths = (records.bounds.upper - records.bounds.lower) / 2
         boxed, released, box = private_statistics(Z, release_noise, plan, pre_rng, overwrite=True, widths=widths)
         rows = standardise_rows(boxed, released, plan, overwrite=True)  # Z is ours: prepared above, used once
-        bound = coordinate_bound(d, None if plan.scale else widths, box)
-        statistics = projection_notes(released, bound, floor_of(release_noise, plan, n) if plan.scale else 0.0)
+        statistics = released.projected
     mean, scale = released_units(records.bounds, box, released, d, standardize)
     task = CommonTask(rows, records.parts, k, records.W, records.consensus)
     own, row = calibrate_end_to_end(method, task, eps, limit, release_noise, options)
